@@ -1,0 +1,140 @@
+//! The closed set of API errors and their mapping to an HTTP status and the contract's Error object.
+//!
+//! Internal causes are logged on the server and never sent beyond a short cause.
+
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use strum::{EnumDiscriminants, EnumIter};
+
+use crate::wire::{ErrorBody, ErrorDetail};
+
+/// Every error the API answers with. Each variant has a snapshot of its body
+/// (`tests/error_snapshots.rs` matches over [`ApiErrorKind`] with no wildcard arm).
+#[derive(Debug, Clone, PartialEq, Eq, EnumDiscriminants)]
+#[strum_discriminants(name(ApiErrorKind), derive(EnumIter, Hash))]
+pub enum ApiError {
+    /// A malformed or invalid request; the message says what to change.
+    BadRequest(String),
+    /// Token checking is on and no valid token was sent.
+    Unauthorized,
+    /// The `Host` header does not name the loopback server.
+    HostNotAllowed { port: u16 },
+    /// A web page (non-loopback `Origin`, or `Sec-Fetch-Site: cross-site`) sent the request.
+    CrossOrigin,
+    /// No route for this method and path.
+    RouteNotFound { method: Method, path: String },
+    /// A named resource (history entry, rule, session...) does not exist.
+    NotFound(String),
+    /// The request conflicts with the current state.
+    Conflict(String),
+    /// The body is over [`crate::wire::MAX_BODY_BYTES`].
+    PayloadTooLarge,
+    /// The body's media type is not the one the route takes.
+    UnsupportedMediaType(String),
+    /// A failure inside the server; `cause` is short and safe to show.
+    Internal { cause: String },
+    /// A request handler panicked; the server keeps serving.
+    HandlerPanicked,
+    /// The feature exists in the API but not on this host.
+    NotImplemented(String),
+    /// The service cannot take the request now.
+    ServiceUnavailable(String),
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::HostNotAllowed { .. } | ApiError::CrossOrigin => StatusCode::FORBIDDEN,
+            ApiError::RouteNotFound { .. } | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Internal { .. } | ApiError::HandlerPanicked => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The contract's error code for the status.
+    pub fn code(&self) -> &'static str {
+        match self.status() {
+            StatusCode::BAD_REQUEST => "bad_request",
+            StatusCode::UNAUTHORIZED => "unauthorized",
+            StatusCode::FORBIDDEN => "forbidden",
+            StatusCode::NOT_FOUND => "not_found",
+            StatusCode::CONFLICT => "conflict",
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::NOT_IMPLEMENTED => "not_implemented",
+            StatusCode::SERVICE_UNAVAILABLE => "service_unavailable",
+            _ => "internal_error",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::BadRequest(m)
+            | ApiError::NotFound(m)
+            | ApiError::Conflict(m)
+            | ApiError::UnsupportedMediaType(m)
+            | ApiError::NotImplemented(m)
+            | ApiError::ServiceUnavailable(m) => m.clone(),
+            ApiError::Unauthorized => "Missing or invalid API token".into(),
+            ApiError::HostNotAllowed { port } => format!(
+                "Host not allowed. Address the server as 127.0.0.1:{port}, localhost:{port} or [::1]:{port}."
+            ),
+            ApiError::CrossOrigin => {
+                "Cross-origin requests are not allowed. Call the API from a local program, not a web page."
+                    .into()
+            }
+            ApiError::RouteNotFound { method, path } => format!("Not found: {method} {path}"),
+            ApiError::PayloadTooLarge => {
+                "Payload too large. Maximum request body size is 256 MiB.".into()
+            }
+            ApiError::Internal { cause } => format!("Internal error: {cause}"),
+            ApiError::HandlerPanicked => {
+                "Internal error: the request failed unexpectedly. The server is still running; try again."
+                    .into()
+            }
+        }
+    }
+
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                code: self.code().into(),
+                message: self.message(),
+            },
+        }
+    }
+
+    /// An internal failure: the full cause goes to the log, a short one to the client.
+    pub fn internal(short_cause: &str, detail: impl std::fmt::Display) -> ApiError {
+        tracing::error!("{short_cause}: {detail}");
+        ApiError::Internal {
+            cause: short_cause.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status(), axum::Json(self.body())).into_response();
+        if matches!(self, ApiError::Unauthorized) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(err: crate::store::StoreError) -> Self {
+        ApiError::internal("database error", err)
+    }
+}

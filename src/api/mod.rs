@@ -1,0 +1,55 @@
+//! The `/v1/` HTTP API: `router(app, port)` builds every route with its middleware.
+//!
+//! Request order: security headers -> Host / Origin checks (403) -> `OPTIONS` (204) ->
+//! route match (404) -> token (401) -> body size (413) -> handler (panics become 500).
+
+pub mod error;
+pub mod security;
+mod status;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::{Method, Uri};
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::get;
+use tower_http::catch_panic::CatchPanicLayer;
+
+pub use error::{ApiError, ApiErrorKind};
+
+use crate::app::App;
+
+/// Every route of the API for an application listening on `port` (the Host check needs it).
+pub fn router(app: Arc<App>, port: u16) -> Router {
+    let protected = Router::new()
+        .route("/v1/models", get(status::models))
+        .route_layer(from_fn(security::limit_body))
+        .route_layer(from_fn_with_state(app.clone(), security::require_token));
+    let public = Router::new().route("/v1/status", get(status::status));
+    with_common_layers(protected.merge(public).with_state(app), port)
+}
+
+/// The layers every route shares: 404 for unknown routes and methods, panic capture,
+/// `OPTIONS`, the local-web defences and the security headers.
+pub fn with_common_layers(routes: Router, port: u16) -> Router {
+    let routes = routes
+        .fallback(route_not_found)
+        .method_not_allowed_fallback(route_not_found);
+    // Wrapped as one service so the layers see the finished response of every route.
+    Router::new()
+        .fallback_service(routes)
+        .layer(CatchPanicLayer::custom(security::panic_response))
+        .layer(from_fn(security::answer_options))
+        .layer(from_fn_with_state(
+            security::LocalOnly { port },
+            security::local_only,
+        ))
+        .layer(from_fn(security::security_headers))
+}
+
+async fn route_not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::RouteNotFound {
+        method,
+        path: uri.path().to_string(),
+    }
+}

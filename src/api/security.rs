@@ -1,0 +1,287 @@
+//! Security middleware: Host allowlist and Origin checks against DNS rebinding and web pages,
+//! the API token, the body size limit, panic capture and the headers on every response.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, Limited};
+use subtle::ConstantTimeEq;
+
+use super::ApiError;
+use crate::app::App;
+use crate::wire::MAX_BODY_BYTES;
+
+/// The header carrying the token as an alternative to `Authorization: Bearer`.
+pub const TOKEN_HEADER: &str = "x-verbatim-api-token";
+
+/// The port the Host header must name.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalOnly {
+    pub port: u16,
+}
+
+/// Refuses requests addressed to another host name (DNS rebinding) or sent by a web page.
+pub async fn local_only(State(local): State<LocalOnly>, request: Request, next: Next) -> Response {
+    if !host_allowed(request.headers(), local.port) {
+        return ApiError::HostNotAllowed { port: local.port }.into_response();
+    }
+    if from_web_page(request.headers()) {
+        return ApiError::CrossOrigin.into_response();
+    }
+    next.run(request).await
+}
+
+/// `Host` must be `127.0.0.1:P`, `localhost:P` or `[::1]:P`, any case.
+pub fn host_allowed(headers: &HeaderMap, port: u16) -> bool {
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+        return false;
+    };
+    let Ok(host) = host.to_str() else {
+        return false;
+    };
+    let host = host.to_ascii_lowercase();
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .any(|name| host == format!("{name}:{port}"))
+}
+
+/// A non-loopback `Origin` (including `null`) or `Sec-Fetch-Site: cross-site`.
+pub fn from_web_page(headers: &HeaderMap) -> bool {
+    let cross_site = headers
+        .get("sec-fetch-site")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"));
+    let foreign_origin = headers
+        .get_all(header::ORIGIN)
+        .iter()
+        .any(|origin| !origin.to_str().is_ok_and(is_loopback_origin));
+    cross_site || foreign_origin
+}
+
+fn is_loopback_origin(origin: &str) -> bool {
+    let origin = origin.to_ascii_lowercase();
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = if rest.starts_with("[::1]") {
+        "[::1]"
+    } else {
+        rest.split(':').next().unwrap_or_default()
+    };
+    let after = &rest[host.len()..];
+    let port_ok = after.is_empty()
+        || after
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]") && port_ok
+}
+
+/// `OPTIONS` on any path: 204 with an empty body and no CORS headers.
+pub async fn answer_options(request: Request, next: Next) -> Response {
+    if request.method() == Method::OPTIONS {
+        return StatusCode::NO_CONTENT.into_response();
+    }
+    next.run(request).await
+}
+
+/// Checks the token when token checking is on (preference or `--require-token`).
+pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    match token_allows(&app, request.headers()) {
+        Ok(true) => next.run(request).await,
+        Ok(false) => ApiError::Unauthorized.into_response(),
+        Err(err) => err.into_response(),
+    }
+}
+
+fn token_allows(app: &App, headers: &HeaderMap) -> Result<bool, ApiError> {
+    if !app.token_required()? {
+        return Ok(true);
+    }
+    Ok(token_matches(headers, &app.token()?))
+}
+
+/// True when the Bearer token or the `X-Verbatim-API-Token` header equals `expected`,
+/// compared in constant time.
+pub fn token_matches(headers: &HeaderMap, expected: &str) -> bool {
+    let bearer = headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        });
+    let custom = headers
+        .get_all(TOKEN_HEADER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::trim);
+    let mut matched = false;
+    for candidate in bearer.chain(custom) {
+        matched |= bool::from(candidate.as_bytes().ct_eq(expected.as_bytes()));
+    }
+    matched
+}
+
+/// 413 from `Content-Length` before reading anything; a body without a length (chunked)
+/// is wrapped so that reading it fails as soon as it crosses the limit.
+pub async fn limit_body(request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
+        return ApiError::PayloadTooLarge.into_response();
+    }
+    let (parts, body) = request.into_parts();
+    let limited = Limited::new(body, MAX_BODY_BYTES as usize)
+        .map_err(axum::Error::new)
+        .boxed_unsync();
+    next.run(Request::from_parts(parts, Body::new(limited)))
+        .await
+}
+
+/// Maps a body read failure to the API error: over the limit is 413, anything else 400.
+pub fn body_read_error(err: &(dyn std::error::Error + 'static)) -> ApiError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return ApiError::PayloadTooLarge;
+        }
+        source = e.source();
+    }
+    ApiError::BadRequest(format!("Could not read the request body: {err}"))
+}
+
+/// `Cache-Control: no-store` and `X-Content-Type-Options: nosniff` on every response.
+pub async fn security_headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    // A wrong method is answered as an unknown route: no `Allow` list.
+    headers.remove(header::ALLOW);
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// A panic in a handler becomes a 500 Error object; the server keeps serving.
+pub fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let what = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown panic");
+    tracing::error!("request handler panicked: {what}");
+    ApiError::HandlerPanicked.into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(
+                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn host_must_name_loopback_and_the_port() {
+        for ok in ["127.0.0.1:8978", "LOCALHOST:8978", "[::1]:8978"] {
+            assert!(host_allowed(&headers(&[("host", ok)]), 8978), "{ok}");
+        }
+        for bad in [
+            "127.0.0.1:8979",
+            "127.0.0.1",
+            "localhost.evil.example:8978",
+            "127.0.0.1.nip.io:8978",
+            "evil.example:8978",
+            "",
+        ] {
+            assert!(!host_allowed(&headers(&[("host", bad)]), 8978), "{bad}");
+        }
+        assert!(!host_allowed(&HeaderMap::new(), 8978));
+        assert!(!host_allowed(
+            &headers(&[("host", "127.0.0.1:8978"), ("host", "evil.example:8978")]),
+            8978
+        ));
+    }
+
+    #[test]
+    fn only_loopback_origins_pass() {
+        for ok in [
+            "http://127.0.0.1:8978",
+            "http://localhost:3000",
+            "https://[::1]:1",
+            "http://localhost",
+        ] {
+            assert!(!from_web_page(&headers(&[("origin", ok)])), "{ok}");
+        }
+        for bad in [
+            "null",
+            "https://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.nip.io:8978",
+            "http://localhost:80abc",
+            "file://",
+        ] {
+            assert!(from_web_page(&headers(&[("origin", bad)])), "{bad}");
+        }
+        assert!(from_web_page(&headers(&[("sec-fetch-site", "cross-site")])));
+        assert!(!from_web_page(&headers(&[(
+            "sec-fetch-site",
+            "same-origin"
+        )])));
+    }
+
+    #[test]
+    fn tokens_are_accepted_in_both_forms() {
+        let t = "secret-token";
+        assert!(token_matches(
+            &headers(&[("authorization", "Bearer secret-token")]),
+            t
+        ));
+        assert!(token_matches(
+            &headers(&[("authorization", "bearer secret-token")]),
+            t
+        ));
+        assert!(token_matches(
+            &headers(&[(TOKEN_HEADER, "secret-token")]),
+            t
+        ));
+        assert!(!token_matches(
+            &headers(&[("authorization", "Bearer secret-tokem")]),
+            t
+        ));
+        assert!(!token_matches(
+            &headers(&[("authorization", "Bearer secret")]),
+            t
+        ));
+        assert!(!token_matches(
+            &headers(&[("authorization", "Basic secret-token")]),
+            t
+        ));
+        assert!(!token_matches(
+            &headers(&[("authorization", "secret-token")]),
+            t
+        ));
+        assert!(!token_matches(&HeaderMap::new(), t));
+    }
+}

@@ -1,0 +1,104 @@
+//! The typed HTTP client of the CLI: finds the server (flags, environment, discovery file)
+//! and turns the server's Error object and connection failures into [`CliError`]s.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{CliError, Globals};
+use crate::discovery::{self, DataDir};
+use crate::store::preferences;
+use crate::wire::ErrorBody;
+
+pub struct Client {
+    base: String,
+    token: Option<String>,
+    agent: ureq::Agent,
+}
+
+impl Client {
+    /// Port: `--port`, else the discovery file, else 8978. Token: `--api-token`, else
+    /// `VERBATIM_API_TOKEN` (both arrive in `globals`), else the discovery file.
+    pub fn from_globals(globals: &Globals) -> Result<Client, CliError> {
+        let published = DataDir::resolve(globals.dev)
+            .ok()
+            .and_then(|dir| discovery::read(&dir));
+        let default_port = match preferences::API_SERVER_PORT.kind {
+            preferences::PrefKind::Int { default, .. } => default as u16,
+            _ => 8978,
+        };
+        let port = globals
+            .port
+            .or(published.as_ref().map(|d| d.port))
+            .unwrap_or(default_port);
+        let token = globals
+            .api_token
+            .clone()
+            .filter(|t| !t.is_empty())
+            .or(published.map(|d| d.token));
+        Ok(Client::new(port, token))
+    }
+
+    pub fn new(port: u16, token: Option<String>) -> Client {
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(5))
+            .build();
+        Client {
+            base: format!("http://127.0.0.1:{port}"),
+            token,
+            agent,
+        }
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    pub fn get(&self, path: &str) -> Result<Value, CliError> {
+        self.call(self.agent.get(&format!("{}{path}", self.base)), None)
+    }
+
+    fn call(&self, mut request: ureq::Request, body: Option<&Value>) -> Result<Value, CliError> {
+        if let Some(token) = &self.token {
+            request = request.set("Authorization", &format!("Bearer {token}"));
+        }
+        let result = match body {
+            Some(json) => request.send_json(json),
+            None => request.call(),
+        };
+        match result {
+            Ok(response) => read_json(response),
+            Err(ureq::Error::Status(status, response)) => Err(server_error(status, response)),
+            Err(ureq::Error::Transport(transport)) => Err(CliError::CannotConnect(format!(
+                "Cannot connect to the Verbatim server at {} ({}). Is it running? Start it with `verbatim serve`.",
+                self.base,
+                transport.kind()
+            ))),
+        }
+    }
+}
+
+fn read_json(response: ureq::Response) -> Result<Value, CliError> {
+    let text = response
+        .into_string()
+        .map_err(|e| CliError::local(format!("could not read the server's answer: {e}")))?;
+    if text.is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(&text)
+        .map_err(|e| CliError::local(format!("the server's answer is not JSON: {e}")))
+}
+
+fn server_error(status: u16, response: ureq::Response) -> CliError {
+    let text = response.into_string().unwrap_or_default();
+    let message = serde_json::from_str::<ErrorBody>(&text)
+        .map(|body| body.error.message)
+        .unwrap_or_else(|_| {
+            if text.trim().is_empty() {
+                "no error message".into()
+            } else {
+                text.trim().chars().take(200).collect()
+            }
+        });
+    CliError::Server { status, message }
+}

@@ -1,0 +1,68 @@
+//! `verbatim config list|get|set`: preferences in the local store. A running server reads
+//! them on use, so a change (for example switching token checking on) applies at once.
+
+use serde_json::{Map, Value};
+
+use crate::discovery::DataDir;
+use crate::store::{Store, preferences};
+
+use super::super::output::print_json;
+use super::super::{CliError, Globals};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ConfigCommand {
+    /// List every preference with its value (defaults marked).
+    List,
+    /// Print one preference.
+    Get { key: String },
+    /// Change one preference.
+    Set { key: String, value: String },
+}
+
+pub fn run(globals: &Globals, command: ConfigCommand) -> Result<(), CliError> {
+    let store = open_store(globals)?;
+    match command {
+        ConfigCommand::List => {
+            let prefs = store.list_prefs().map_err(CliError::local)?;
+            if globals.json {
+                let map: Map<String, Value> = prefs
+                    .iter()
+                    .map(|(pref, value, _)| (pref.key.to_string(), value.to_json()))
+                    .collect();
+                print_json(&Value::Object(map));
+            } else {
+                for (pref, value, is_set) in prefs {
+                    let marker = if is_set { "" } else { " (default)" };
+                    println!("{} = {value}{marker}\n    {}", pref.key, pref.help);
+                }
+            }
+        }
+        ConfigCommand::Get { key } => {
+            let pref = preferences::find(&key).map_err(CliError::local)?;
+            let value = store.pref(pref).map_err(CliError::local)?;
+            print_one(globals, pref.key, &value);
+        }
+        ConfigCommand::Set { key, value } => {
+            let pref = preferences::find(&key).map_err(CliError::local)?;
+            let parsed = pref.parse(&value).map_err(CliError::local)?;
+            store.set_pref(pref, &parsed).map_err(CliError::local)?;
+            print_one(globals, pref.key, &parsed);
+        }
+    }
+    Ok(())
+}
+
+fn print_one(globals: &Globals, key: &str, value: &preferences::PrefValue) {
+    if globals.json {
+        let mut map = Map::new();
+        map.insert(key.into(), value.to_json());
+        print_json(&Value::Object(map));
+    } else {
+        println!("{key} = {value}");
+    }
+}
+
+pub(super) fn open_store(globals: &Globals) -> Result<Store, CliError> {
+    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
+    dir.open_store().map_err(CliError::local)
+}

@@ -1,0 +1,7 @@
+//! One module per CLI command.
+
+pub mod config;
+pub mod models;
+pub mod serve;
+pub mod status;
+pub mod token;

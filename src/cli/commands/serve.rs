@@ -1,0 +1,76 @@
+//! `verbatim serve`: the headless application with its API server.
+
+use crate::app::{App, Backends, Config};
+use crate::discovery::DataDir;
+use crate::server::{self, ServeSetup};
+use crate::store::preferences;
+
+use super::super::{CliError, Globals};
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Run on the simulated devices and replay engine instead of real hardware and models.
+    #[arg(long)]
+    pub sim: bool,
+    /// Require the API token on every route but GET /v1/status, whatever the preference says.
+    #[arg(long)]
+    pub require_token: bool,
+}
+
+pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
+    init_logging();
+    let data_dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
+    let backends = if args.sim {
+        Backends::Simulated
+    } else {
+        Backends::Real
+    };
+    let app = App::build(Config {
+        data_dir: data_dir.clone(),
+        backends,
+        require_token: args.require_token,
+    })
+    .map_err(CliError::local)?;
+    let port = match globals.port {
+        Some(port) => port,
+        None => app
+            .store
+            .pref_int(&preferences::API_SERVER_PORT)
+            .map_err(CliError::local)? as u16,
+    };
+    let token_required = app.token_required().map_err(CliError::local)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::local)?;
+    let setup = ServeSetup {
+        app,
+        data_dir,
+        port,
+    };
+    runtime
+        .block_on(server::run(setup, server::termination_signal(), |port| {
+            let kind = match backends {
+                Backends::Real => "Verbatim API",
+                Backends::Simulated => "Verbatim API (simulated devices and engine)",
+            };
+            let token = if token_required {
+                "required"
+            } else {
+                "not required"
+            };
+            tracing::info!("{kind} listening on http://127.0.0.1:{port} (token {token})");
+        }))
+        .map_err(CliError::local)
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .try_init();
+}

@@ -1,0 +1,139 @@
+//! The `verbatim` command line: `serve` runs the application, the other commands are
+//! clients of its API (or, for `config` and `token`, act on the local data folder).
+
+mod client;
+mod commands;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use client::Client;
+
+/// Exit codes of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Success = 0,
+    /// Usage or local error (file not found, empty stdin...).
+    Local = 1,
+    /// Nothing answered at the server's address.
+    CannotConnect = 2,
+    /// The server answered with an Error object.
+    ServerError = 3,
+}
+
+/// A failed command: what to print on stderr and how to exit.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Local(String),
+    #[error("{0}")]
+    CannotConnect(String),
+    #[error("Server returned {status} - {message}")]
+    Server { status: u16, message: String },
+}
+
+impl CliError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            CliError::Local(_) => Exit::Local,
+            CliError::CannotConnect(_) => Exit::CannotConnect,
+            CliError::Server { .. } => Exit::ServerError,
+        }
+    }
+
+    pub fn local(err: impl std::fmt::Display) -> CliError {
+        CliError::Local(err.to_string())
+    }
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "verbatim",
+    version,
+    about = "Local speech-to-text service and its command-line client"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub globals: Globals,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Globals {
+    /// Server port (serve: the port to listen on; clients: the port to call). Default: the
+    /// discovery file, else the apiServerPort preference (8978).
+    #[arg(long, global = true)]
+    pub port: Option<u16>,
+    /// API token (default: $VERBATIM_API_TOKEN, else the discovery file).
+    #[arg(
+        long,
+        global = true,
+        env = "VERBATIM_API_TOKEN",
+        hide_env_values = true
+    )]
+    pub api_token: Option<String>,
+    /// Print machine-readable JSON (keys sorted) instead of text for people.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Use the development data folder (verbatim-dev) instead of the default one.
+    #[arg(long, global = true)]
+    pub dev: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the application with its API server on 127.0.0.1.
+    Serve(commands::serve::ServeArgs),
+    /// Show whether the selected model can transcribe.
+    Status,
+    /// List the models the engines offer.
+    Models {
+        #[command(subcommand)]
+        command: Option<commands::models::ModelsCommand>,
+    },
+    /// Read or change preferences in the local data folder.
+    #[command(subcommand)]
+    Config(commands::config::ConfigCommand),
+    /// Show or rotate the API token.
+    #[command(subcommand)]
+    Token(commands::token::TokenCommand),
+}
+
+/// Entry point of the binary: parse, run, map to an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return match err.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(Exit::Local as u8),
+            };
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("Error: {err}");
+            ExitCode::from(err.exit() as u8)
+        }
+    }
+}
+
+/// Runs one parsed command.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    let globals = &cli.globals;
+    match cli.command {
+        Command::Serve(args) => commands::serve::run(globals, args),
+        Command::Status => commands::status::run(globals),
+        Command::Models { command } => commands::models::run(globals, command),
+        Command::Config(cmd) => commands::config::run(globals, cmd),
+        Command::Token(cmd) => commands::token::run(globals, cmd),
+    }
+}

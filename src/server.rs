@@ -1,0 +1,154 @@
+//! Serves a router on an already-bound listener until a shutdown future completes.
+//!
+//! HTTP/1.1 through hyper: a connection that sends no complete request head within
+//! [`HEADER_READ_TIMEOUT`] is closed; on shutdown, in-flight requests get a grace period.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+
+use crate::app::App;
+use crate::discovery::{self, DataDir, Discovery, ServerLock};
+
+/// A connection must deliver a complete request head within this time.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long in-flight requests may run on after shutdown is asked for.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Serves `router` on `listener` until `shutdown` completes, then drains connections.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .keep_alive(true);
+    let graceful = GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(err) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!("accept failed: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let connection = http.serve_connection(TokioIo::new(stream), service);
+        let watched = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(err) = watched.await {
+                tracing::debug!("connection ended: {err}");
+            }
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some requests were still running after {SHUTDOWN_GRACE:?}; closing them");
+    }
+    Ok(())
+}
+
+/// Everything `verbatim serve` needs once the app is built.
+pub struct ServeSetup {
+    pub app: Arc<App>,
+    pub data_dir: DataDir,
+    pub port: u16,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Lock(#[from] discovery::LockError),
+    #[error(
+        "cannot listen on 127.0.0.1:{port}: {source}. Choose another port with --port N or `verbatim config set apiServerPort N`."
+    )]
+    Bind { port: u16, source: std::io::Error },
+    #[error("cannot write the discovery file {path}: {source}")]
+    Discovery {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// Runs the API server: lock, bind 127.0.0.1, publish discovery, serve until `shutdown`,
+/// then remove the discovery file. `announce` receives the bound port (for the log line).
+pub async fn run(
+    setup: ServeSetup,
+    shutdown: impl Future<Output = ()>,
+    announce: impl FnOnce(u16),
+) -> Result<(), StartError> {
+    let ServeSetup {
+        app,
+        data_dir,
+        port,
+    } = setup;
+    let _lock = ServerLock::acquire(&data_dir)?;
+    if let Some(stale) = discovery::read(&data_dir) {
+        tracing::info!(
+            "replacing a stale discovery file left by pid {} (port {})",
+            stale.pid,
+            stale.port
+        );
+    }
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|source| StartError::Bind { port, source })?;
+    let port = listener
+        .local_addr()
+        .map_err(|source| StartError::Bind { port, source })?
+        .port();
+    let pid = std::process::id();
+    discovery::publish(
+        &data_dir,
+        &Discovery {
+            port,
+            token: app.token()?,
+            version: 1,
+            pid,
+        },
+    )
+    .map_err(|source| StartError::Discovery {
+        path: data_dir.discovery_path(),
+        source,
+    })?;
+    announce(port);
+    let result = serve(listener, crate::api::router(app, port), shutdown).await;
+    discovery::unpublish(&data_dir, pid);
+    result.map_err(|source| StartError::Bind { port, source })
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn termination_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot install signal handlers; stop the server with SIGKILL");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received, stopping"),
+        _ = int.recv() => tracing::info!("SIGINT received, stopping"),
+    }
+}

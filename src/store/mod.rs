@@ -1,0 +1,86 @@
+//! SQLite store (bundled SQLite): one database file in the data folder, schema migrations,
+//! WAL with `synchronous=FULL` so an acknowledged write survives a crash.
+
+mod migrations;
+pub mod preferences;
+pub mod secrets;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+pub use preferences::{Pref, PrefError, PrefKind, PrefValue};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("database migration {version} failed: {source}")]
+    Migration {
+        version: usize,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the database {path} was written by a newer Verbatim (schema {found}, this build knows {known}); upgrade Verbatim"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: usize,
+        known: usize,
+    },
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// The application's database. One connection behind a mutex: statements are short,
+/// and long work runs on blocking threads.
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let open_err = |source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(open_err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        migrations::apply(&mut conn, path)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The connection, for one short unit of work. A panic elsewhere never locks the store out:
+    /// an open transaction is rolled back when it is dropped, so the connection is still sound.
+    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The schema version this database is at.
+    pub fn schema_version(&self) -> Result<usize, StoreError> {
+        Ok(migrations::current_version(&self.conn())?)
+    }
+}

@@ -1,0 +1,281 @@
+//! Typed preferences with defaults, stored as JSON values in the `preferences` table.
+//! The registry [`ALL`] is the single list of known keys, their types, ranges and defaults.
+
+use std::fmt;
+
+use rusqlite::OptionalExtension;
+use serde_json::Value;
+
+use super::{Store, StoreError};
+use crate::wire::parse_bool_word;
+
+/// The type, range and default of one preference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrefKind {
+    Bool(bool),
+    Int { default: i64, min: i64, max: i64 },
+    Text(&'static str),
+}
+
+/// A known preference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pref {
+    pub key: &'static str,
+    pub kind: PrefKind,
+    pub help: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrefValue {
+    Bool(bool),
+    Int(i64),
+    Text(String),
+}
+
+impl PrefValue {
+    pub fn to_json(&self) -> Value {
+        match self {
+            PrefValue::Bool(b) => Value::Bool(*b),
+            PrefValue::Int(i) => Value::from(*i),
+            PrefValue::Text(s) => Value::String(s.clone()),
+        }
+    }
+}
+
+impl fmt::Display for PrefValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrefValue::Bool(b) => write!(f, "{b}"),
+            PrefValue::Int(i) => write!(f, "{i}"),
+            PrefValue::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PrefError {
+    #[error("unknown preference '{key}'; known preferences: {known}")]
+    Unknown { key: String, known: String },
+    #[error("'{value}' is not a valid value for {key}: {expected}")]
+    Invalid {
+        key: &'static str,
+        value: String,
+        expected: String,
+    },
+}
+
+pub const API_SERVER_PORT: Pref = Pref {
+    key: "apiServerPort",
+    kind: PrefKind::Int {
+        default: 8978,
+        min: 0,
+        max: 65535,
+    },
+    help: "Port the API server listens on (0 picks a free port)",
+};
+
+pub const API_SERVER_REQUIRES_AUTHENTICATION: Pref = Pref {
+    key: "apiServerRequiresAuthentication",
+    kind: PrefKind::Bool(false),
+    help: "Require the discovery token on every route but GET /v1/status",
+};
+
+/// Every known preference, in display order.
+pub const ALL: &[Pref] = &[API_SERVER_PORT, API_SERVER_REQUIRES_AUTHENTICATION];
+
+/// Looks a preference up by its key (exact spelling).
+pub fn find(key: &str) -> Result<&'static Pref, PrefError> {
+    ALL.iter()
+        .find(|p| p.key == key)
+        .ok_or_else(|| PrefError::Unknown {
+            key: key.into(),
+            known: ALL.iter().map(|p| p.key).collect::<Vec<_>>().join(", "),
+        })
+}
+
+impl Pref {
+    pub fn default_value(&self) -> PrefValue {
+        match self.kind {
+            PrefKind::Bool(b) => PrefValue::Bool(b),
+            PrefKind::Int { default, .. } => PrefValue::Int(default),
+            PrefKind::Text(s) => PrefValue::Text(s.into()),
+        }
+    }
+
+    /// Parses a value typed by a person (`config set`).
+    pub fn parse(&self, raw: &str) -> Result<PrefValue, PrefError> {
+        let invalid = |expected: String| PrefError::Invalid {
+            key: self.key,
+            value: raw.into(),
+            expected,
+        };
+        match self.kind {
+            PrefKind::Bool(_) => parse_bool_word(raw)
+                .map(PrefValue::Bool)
+                .ok_or_else(|| invalid("expected true or false (also 1/0, yes/no, on/off)".into())),
+            PrefKind::Int { min, max, .. } => match raw.trim().parse::<i64>() {
+                Ok(i) if (min..=max).contains(&i) => Ok(PrefValue::Int(i)),
+                _ => Err(invalid(format!(
+                    "expected a whole number from {min} to {max}"
+                ))),
+            },
+            PrefKind::Text(_) => Ok(PrefValue::Text(raw.into())),
+        }
+    }
+
+    /// Accepts a JSON value (settings backups), with the same checks as [`Pref::parse`].
+    pub fn from_json(&self, value: &Value) -> Result<PrefValue, PrefError> {
+        match (self.kind, value) {
+            (PrefKind::Bool(_), Value::Bool(b)) => Ok(PrefValue::Bool(*b)),
+            (PrefKind::Int { .. }, Value::Number(n)) if n.is_i64() => self.parse(&n.to_string()),
+            (PrefKind::Text(_), Value::String(s)) => Ok(PrefValue::Text(s.clone())),
+            _ => Err(PrefError::Invalid {
+                key: self.key,
+                value: value.to_string(),
+                expected: match self.kind {
+                    PrefKind::Bool(_) => "expected a JSON boolean".into(),
+                    PrefKind::Int { .. } => "expected a JSON integer".into(),
+                    PrefKind::Text(_) => "expected a JSON string".into(),
+                },
+            }),
+        }
+    }
+}
+
+impl Store {
+    /// The stored value, or the default when unset or unreadable.
+    pub fn pref(&self, pref: &Pref) -> Result<PrefValue, StoreError> {
+        Ok(self
+            .stored_pref(pref)?
+            .unwrap_or_else(|| pref.default_value()))
+    }
+
+    /// The stored value only (None when the default applies).
+    pub fn stored_pref(&self, pref: &Pref) -> Result<Option<PrefValue>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached("SELECT value FROM preferences WHERE key = ?1")?;
+        let raw: Option<String> = stmt.query_row([pref.key], |row| row.get(0)).optional()?;
+        Ok(raw.and_then(|raw| {
+            let parsed = serde_json::from_str::<Value>(&raw)
+                .ok()
+                .and_then(|json| pref.from_json(&json).ok());
+            if parsed.is_none() {
+                tracing::warn!("ignoring unreadable stored value for {}: {raw}", pref.key);
+            }
+            parsed
+        }))
+    }
+
+    pub fn pref_bool(&self, pref: &Pref) -> Result<bool, StoreError> {
+        Ok(match self.pref(pref)? {
+            PrefValue::Bool(b) => b,
+            _ => matches!(pref.default_value(), PrefValue::Bool(true)),
+        })
+    }
+
+    pub fn pref_int(&self, pref: &Pref) -> Result<i64, StoreError> {
+        Ok(match (self.pref(pref)?, pref.default_value()) {
+            (PrefValue::Int(i), _) | (_, PrefValue::Int(i)) => i,
+            _ => 0,
+        })
+    }
+
+    pub fn set_pref(&self, pref: &Pref, value: &PrefValue) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO preferences (key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [pref.key, &value.to_json().to_string()],
+        )?;
+        Ok(())
+    }
+
+    /// Every known preference with its effective value and whether it was set explicitly.
+    pub fn list_prefs(&self) -> Result<Vec<(&'static Pref, PrefValue, bool)>, StoreError> {
+        ALL.iter()
+            .map(|pref| {
+                let stored = self.stored_pref(pref)?;
+                let is_set = stored.is_some();
+                Ok((pref, stored.unwrap_or_else(|| pref.default_value()), is_set))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("verbatim.sqlite3")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn defaults_apply_until_a_value_is_set() {
+        let (_dir, store) = store();
+        assert_eq!(store.pref_int(&API_SERVER_PORT).unwrap(), 8978);
+        assert!(
+            !store
+                .pref_bool(&API_SERVER_REQUIRES_AUTHENTICATION)
+                .unwrap()
+        );
+        store
+            .set_pref(&API_SERVER_REQUIRES_AUTHENTICATION, &PrefValue::Bool(true))
+            .unwrap();
+        assert!(
+            store
+                .pref_bool(&API_SERVER_REQUIRES_AUTHENTICATION)
+                .unwrap()
+        );
+        let listed = store.list_prefs().unwrap();
+        let auth = listed
+            .iter()
+            .find(|(p, _, _)| p.key == "apiServerRequiresAuthentication")
+            .unwrap();
+        assert_eq!((auth.1.clone(), auth.2), (PrefValue::Bool(true), true));
+    }
+
+    #[test]
+    fn values_are_checked_against_type_and_range() {
+        assert_eq!(API_SERVER_PORT.parse("8080"), Ok(PrefValue::Int(8080)));
+        assert!(API_SERVER_PORT.parse("65536").is_err());
+        assert!(API_SERVER_PORT.parse("http").is_err());
+        assert_eq!(
+            API_SERVER_REQUIRES_AUTHENTICATION.parse("on"),
+            Ok(PrefValue::Bool(true))
+        );
+        assert!(API_SERVER_REQUIRES_AUTHENTICATION.parse("maybe").is_err());
+        assert!(matches!(
+            find("apiServerPorts"),
+            Err(PrefError::Unknown { .. })
+        ));
+    }
+
+    #[test]
+    fn a_corrupt_stored_value_falls_back_to_the_default() {
+        let (_dir, store) = store();
+        store
+            .conn()
+            .execute(
+                "INSERT INTO preferences (key, value) VALUES ('apiServerPort', '\"x\"')",
+                [],
+            )
+            .unwrap();
+        assert_eq!(store.pref_int(&API_SERVER_PORT).unwrap(), 8978);
+    }
+
+    #[test]
+    fn the_database_is_in_wal_mode_with_full_sync() {
+        let (_dir, store) = store();
+        let conn = store.conn();
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        let sync: i64 = conn
+            .pragma_query_value(None, "synchronous", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        assert_eq!(sync, 2, "synchronous=FULL");
+    }
+}

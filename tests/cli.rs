@@ -1,0 +1,188 @@
+//! The `verbatim` CLI end to end: status, models, config and token, with exit codes.
+
+mod common;
+
+use assert_cmd::Command;
+use common::{SpawnedServer, closed_port};
+use predicates::prelude::*;
+
+fn cli(home: &std::path::Path) -> Command {
+    let mut cmd = Command::new(common::binary());
+    cmd.env("VERBATIM_HOME", home)
+        .env_remove("VERBATIM_API_TOKEN");
+    cmd
+}
+
+#[test]
+fn status_prints_text_and_sorted_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(tmp.path(), &[]);
+    cli(tmp.path())
+        .arg("status")
+        .assert()
+        .success()
+        .stdout("No model loaded\n");
+    let out = cli(tmp.path())
+        .args(["status", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["status"], "no_model");
+    assert_eq!(json["api_version"], "1.1");
+    let keys: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix('"').and_then(|l| l.split('"').next()))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "keys are printed sorted");
+}
+
+#[test]
+fn nothing_listening_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = closed_port().to_string();
+    cli(tmp.path())
+        .args(["status", "--port", &port])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("Cannot connect").and(predicate::str::contains(port.as_str())),
+        );
+}
+
+#[test]
+fn a_server_error_exits_3_with_its_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = SpawnedServer::start(tmp.path(), &["--require-token"]);
+    cli(tmp.path())
+        .args(["models", "--api-token", "wrong"])
+        .assert()
+        .code(3)
+        .stderr("Error: Server returned 401 - Missing or invalid API token\n");
+    // The environment variable is the next source, the discovery file the last.
+    cli(tmp.path())
+        .arg("models")
+        .env("VERBATIM_API_TOKEN", "wrong")
+        .assert()
+        .code(3);
+    cli(tmp.path())
+        .arg("models")
+        .assert()
+        .success()
+        .stdout("No models available.\n");
+    cli(tmp.path())
+        .args(["models", "--json"])
+        .env("VERBATIM_API_TOKEN", &server.discovery.token)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"models\": []"));
+}
+
+#[test]
+fn the_port_flag_wins_over_the_discovery_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(tmp.path(), &[]);
+    let port = closed_port().to_string();
+    cli(tmp.path())
+        .args(["status", "--port", &port])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    cli(tmp.path()).arg("no-such-command").assert().code(1);
+    cli(tmp.path())
+        .args(["status", "--port", "notaport"])
+        .assert()
+        .code(1);
+    cli(tmp.path())
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("serve"));
+}
+
+#[test]
+fn config_sets_typed_preferences_and_refuses_bad_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    cli(tmp.path())
+        .args(["config", "get", "apiServerRequiresAuthentication"])
+        .assert()
+        .success()
+        .stdout("apiServerRequiresAuthentication = false\n");
+    cli(tmp.path())
+        .args(["config", "set", "apiServerRequiresAuthentication", "yes"])
+        .assert()
+        .success()
+        .stdout("apiServerRequiresAuthentication = true\n");
+    cli(tmp.path())
+        .args(["config", "set", "apiServerPort", "70000"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("from 0 to 65535"));
+    cli(tmp.path())
+        .args(["config", "set", "noSuchKey", "1"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown preference 'noSuchKey'"));
+    let out = cli(tmp.path())
+        .args(["config", "list", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["apiServerRequiresAuthentication"], true);
+    assert_eq!(json["apiServerPort"], 8978);
+}
+
+#[test]
+fn switching_auth_on_with_config_applies_to_the_running_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(tmp.path(), &[]);
+    cli(tmp.path())
+        .args(["models", "--api-token", "wrong"])
+        .assert()
+        .success();
+    cli(tmp.path())
+        .args(["config", "set", "apiServerRequiresAuthentication", "true"])
+        .assert()
+        .success();
+    cli(tmp.path())
+        .args(["models", "--api-token", "wrong"])
+        .assert()
+        .code(3);
+    cli(tmp.path()).arg("models").assert().success();
+}
+
+#[test]
+fn the_configured_port_is_used_by_serve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = closed_port();
+    cli(tmp.path())
+        .args(["config", "set", "apiServerPort", &port.to_string()])
+        .assert()
+        .success();
+    let child = common::verbatim(tmp.path())
+        .arg("serve")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut server = common::SpawnedServer {
+        discovery: common::wait_for_discovery(tmp.path(), child.id()),
+        child,
+        home: tmp.path().to_path_buf(),
+    };
+    assert_eq!(server.discovery.port, port);
+    cli(tmp.path()).arg("status").assert().success();
+    server.signal(libc::SIGTERM);
+    server.wait_exit();
+}

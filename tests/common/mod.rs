@@ -1,0 +1,248 @@
+//! Shared test support: an in-process server on 127.0.0.1:0, raw HTTP over TCP, and the
+//! real `verbatim` binary started with its own data folder.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+use verbatim::app::{App, Backends, Config};
+use verbatim::discovery::{DataDir, Discovery};
+
+/// An application on a temporary data folder.
+pub struct TestApp {
+    pub dir: tempfile::TempDir,
+    pub app: Arc<App>,
+}
+
+impl TestApp {
+    pub fn new() -> TestApp {
+        Self::with_flag(false)
+    }
+
+    pub fn requiring_token() -> TestApp {
+        Self::with_flag(true)
+    }
+
+    fn with_flag(require_token: bool) -> TestApp {
+        let dir = tempfile::tempdir().unwrap();
+        let app = App::build(Config {
+            data_dir: DataDir::at(dir.path().join("data")),
+            backends: Backends::Simulated,
+            require_token,
+        })
+        .unwrap();
+        TestApp { dir, app }
+    }
+
+    pub fn token(&self) -> String {
+        self.app.token().unwrap()
+    }
+
+    /// The real router for a server on `PORT`.
+    pub fn router(&self) -> Router {
+        verbatim::api::router(self.app.clone(), PORT)
+    }
+}
+
+/// The port in-process requests claim to address (their Host header).
+pub const PORT: u16 = 8978;
+
+/// A request builder with a valid Host header.
+pub fn request(method: &str, path: &str) -> axum::http::request::Builder {
+    Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", format!("127.0.0.1:{PORT}"))
+}
+
+/// Sends `request` through `router` in process; returns status, headers and JSON body (Null if empty).
+pub async fn send(
+    router: &Router,
+    request: Request<Body>,
+) -> (StatusCode, axum::http::HeaderMap, serde_json::Value) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let json = if bytes.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))
+    };
+    (status, headers, json)
+}
+
+/// A server running in this process on an ephemeral port, stopped on drop.
+pub struct RunningServer {
+    pub port: u16,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl RunningServer {
+    pub async fn start(router_for_port: impl FnOnce(u16) -> Router) -> RunningServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let router = router_for_port(port);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            verbatim::server::serve(listener, router, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        RunningServer {
+            port,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.take().unwrap().await.unwrap();
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A raw HTTP/1.1 exchange with `Connection: close`; returns (status, head, body).
+pub fn raw_http(port: u16, request: &str) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse_response(&raw)
+}
+
+pub fn parse_response(raw: &[u8]) -> (u16, String, String) {
+    let text = String::from_utf8_lossy(raw).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_string(), body.to_string())
+}
+
+/// The `verbatim` binary under test.
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_verbatim"))
+}
+
+/// A `verbatim` command with its own data folder and no inherited token.
+pub fn verbatim(home: &Path) -> Command {
+    let mut cmd = Command::new(binary());
+    cmd.env("VERBATIM_HOME", home)
+        .env_remove("VERBATIM_API_TOKEN")
+        .env_remove("RUST_LOG");
+    cmd
+}
+
+/// The real binary serving on port 0 with data folder `home`.
+pub struct SpawnedServer {
+    pub child: Child,
+    pub discovery: Discovery,
+    pub home: PathBuf,
+}
+
+impl SpawnedServer {
+    pub fn start(home: &Path, extra_args: &[&str]) -> SpawnedServer {
+        let child = verbatim(home)
+            .args(["serve", "--port", "0"])
+            .args(extra_args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let discovery = wait_for_discovery(home, child.id());
+        SpawnedServer {
+            child,
+            discovery,
+            home: home.to_path_buf(),
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn signal(&self, signal: i32) {
+        assert_eq!(unsafe { libc::kill(self.pid(), signal) }, 0);
+    }
+
+    /// Waits up to 15 s for the process to exit.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn stderr(&mut self) -> String {
+        let mut out = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            let _ = err.read_to_string(&mut out);
+        }
+        out
+    }
+}
+
+impl Drop for SpawnedServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls until the discovery file names `pid` (the server is listening), up to 20 s.
+pub fn wait_for_discovery(home: &Path, pid: u32) -> Discovery {
+    let path = home.join("api-discovery.json");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&path)
+            && let Ok(found) = serde_json::from_str::<Discovery>(&text)
+            && found.pid == pid
+        {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no discovery file for pid {pid} at {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A port on which nothing listens (bound, then released).
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}

@@ -1,0 +1,157 @@
+//! The server over real TCP: body limits, the header read timeout and panic capture.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::routing::get;
+use common::{RunningServer, TestApp, parse_response, raw_http};
+use verbatim::api::ApiError;
+
+fn error_json(err: ApiError) -> serde_json::Value {
+    serde_json::to_value(err.body()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_content_length_is_refused_at_once_without_reading() {
+    let t = TestApp::new();
+    let app = t.app.clone();
+    let server = RunningServer::start(|port| verbatim::api::router(app, port)).await;
+    let port = server.port;
+    let (status, elapsed, body) = tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let (status, _, body) = raw_http(
+            port,
+            &format!(
+                "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 10000000000\r\nConnection: close\r\n\r\n"
+            ),
+        );
+        (status, started.elapsed(), body)
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, 413);
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body, error_json(ApiError::PayloadTooLarge));
+    server.stop().await;
+}
+
+/// Reads until the server closes the connection; returns how long that took.
+fn time_until_closed(mut stream: TcpStream, trickle: bool) -> Duration {
+    let started = Instant::now();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let head = b"GET /v1/status HTTP/1.1\r\n";
+    let mut sent = 0;
+    let mut buf = [0u8; 1024];
+    loop {
+        if trickle && sent < head.len() && stream.write_all(&head[sent..sent + 1]).is_ok() {
+            sent += 1;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => return started.elapsed(),
+            Ok(_) => {} // a 408 or similar may precede the close
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => return started.elapsed(),
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "connection never closed"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_trickling_connections_are_closed_within_the_header_timeout() {
+    let t = TestApp::new();
+    let app = t.app.clone();
+    let server = RunningServer::start(|port| verbatim::api::router(app, port)).await;
+    let port = server.port;
+    let silent = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let trickler = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let silent = tokio::task::spawn_blocking(move || time_until_closed(silent, false));
+    let trickler = tokio::task::spawn_blocking(move || time_until_closed(trickler, true));
+    // Meanwhile the server keeps answering others.
+    for _ in 0..5 {
+        let (status, _, _) = tokio::task::spawn_blocking(move || {
+            raw_http(
+                port,
+                &format!(
+                    "GET /v1/status HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+                ),
+            )
+        })
+        .await
+        .unwrap();
+        assert_eq!(status, 200);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let limit = verbatim::server::HEADER_READ_TIMEOUT + Duration::from_secs(2);
+    let silent = silent.await.unwrap();
+    let trickler = trickler.await.unwrap();
+    assert!(silent <= limit, "silent connection open for {silent:?}");
+    assert!(
+        trickler <= limit,
+        "trickling connection open for {trickler:?}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_handler_gives_500_and_the_server_keeps_serving() {
+    let server = RunningServer::start(|port| {
+        let routes = Router::new()
+            .route("/v1/boom", get(boom))
+            .route("/v1/fine", get(|| async { "fine" }));
+        verbatim::api::with_common_layers(routes, port)
+    })
+    .await;
+    let port = server.port;
+    let ask = move |path: &'static str| {
+        tokio::task::spawn_blocking(move || {
+            raw_http(
+                port,
+                &format!(
+                    "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+                ),
+            )
+        })
+    };
+    for _ in 0..3 {
+        let (status, head, body) = ask("/v1/boom").await.unwrap();
+        assert_eq!(status, 500);
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("cache-control: no-store")
+        );
+        let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body, error_json(ApiError::HandlerPanicked));
+        assert!(
+            !body.to_string().contains("handler bug"),
+            "panic text leaked"
+        );
+        let (status, _, body) = ask("/v1/fine").await.unwrap();
+        assert_eq!((status, body.as_str()), (200, "fine"));
+    }
+    server.stop().await;
+}
+
+async fn boom() -> &'static str {
+    panic!("handler bug")
+}
+
+#[test]
+fn parse_response_reads_status_and_body() {
+    let (status, head, body) = parse_response(b"HTTP/1.1 404 Not Found\r\nA: b\r\n\r\n{}");
+    assert_eq!(
+        (status, head.as_str(), body.as_str()),
+        (404, "HTTP/1.1 404 Not Found\r\nA: b", "{}")
+    );
+}
