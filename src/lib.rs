@@ -7,4 +7,5 @@ pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 pub mod discovery; // data folder, discovery file, server lock and API token
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
 pub mod store; // SQLite: migrations, durable writes, typed preferences
+pub mod transcribe; // the transcription path and its text post-processing
 pub mod wire; // JSON shapes shared by the server and the client
