@@ -4,7 +4,10 @@
 use std::sync::Arc;
 
 use crate::discovery::{self, DataDir};
+use crate::engine::Engine;
+use crate::engine::models::ModelDir;
 use crate::store::{Store, StoreError, preferences};
+use crate::transcribe::service::{DEFAULT_QUEUE, PostProcessing, Transcriber};
 
 /// Which backends the application runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,11 +27,48 @@ pub struct Config {
     pub require_token: bool,
 }
 
+/// Transcriptions that run at once; each uses every inference thread, so more only adds memory.
+const TRANSCRIPTION_SLOTS: usize = 1;
+
+/// The models folder: `$VERBATIM_MODELS_DIR`, else `models/` in the data folder.
+pub fn model_dir(data_dir: &DataDir) -> ModelDir {
+    match std::env::var_os("VERBATIM_MODELS_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => ModelDir::new(dir),
+        None => ModelDir::new(data_dir.root().join("models")),
+    }
+}
+
+fn engines_for(
+    backends: Backends,
+    data_dir: &DataDir,
+    store: &Store,
+) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
+    match backends {
+        Backends::Real => real_engines(data_dir, store),
+        // The replay engine of the simulation layer is not wired in yet: no engine.
+        Backends::Simulated => Ok(Vec::new()),
+    }
+}
+
+#[cfg(feature = "whisper")]
+fn real_engines(data_dir: &DataDir, store: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
+    let threads = store.pref_int(&preferences::WHISPER_THREADS)?.max(0) as usize;
+    let whisper = crate::engine::whisper::WhisperEngine::new(model_dir(data_dir), threads);
+    Ok(vec![Arc::new(whisper)])
+}
+
+#[cfg(not(feature = "whisper"))]
+fn real_engines(_: &DataDir, _: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
+    tracing::warn!("{}", crate::engine::EngineError::NotInBuild("whisper"));
+    Ok(Vec::new())
+}
+
 /// Shared state of the running application.
 pub struct App {
     pub data_dir: DataDir,
     pub store: Store,
     pub backends: Backends,
+    pub transcriber: Transcriber,
     require_token_flag: bool,
 }
 
@@ -37,12 +77,19 @@ impl App {
         let store = config.data_dir.open_store()?;
         // Create the token now so the discovery file and the auth check agree from the start.
         discovery::token(&store)?;
+        let engines = engines_for(config.backends, &config.data_dir, &store)?;
         Ok(Arc::new(App {
+            transcriber: Transcriber::new(engines, TRANSCRIPTION_SLOTS, DEFAULT_QUEUE),
             data_dir: config.data_dir,
             store,
             backends: config.backends,
             require_token_flag: config.require_token,
         }))
+    }
+
+    /// The post-processing steps with the current preferences and dictionary.
+    pub fn post_processing(&self) -> Result<PostProcessing, crate::api::ApiError> {
+        PostProcessing::from_store(&self.store)
     }
 
     /// Whether requests must carry the token. Read on every request, so

@@ -197,7 +197,8 @@ pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
-fn random_suffix() -> String {
+/// Twelve random hex digits for temporary file names.
+pub fn random_suffix() -> String {
     let mut bytes = [0u8; 6];
     getrandom::fill(&mut bytes).expect("the operating system's random source failed");
     bytes.iter().map(|b| format!("{b:02x}")).collect()

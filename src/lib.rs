@@ -3,8 +3,10 @@
 //! Crate map:
 pub mod api; // axum router: one module per resource, the Error object, security middleware
 pub mod app; // App: the assembled store, data folder and settings the routes share
+pub mod audio; // decoding uploads to 16 kHz mono, resampling
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 pub mod discovery; // data folder, discovery file, server lock and API token
+pub mod engine; // Engine trait, model catalog, models folder, whisper engine
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
 pub mod store; // SQLite: migrations, durable writes, typed preferences
 pub mod transcribe; // the transcription path and its text post-processing

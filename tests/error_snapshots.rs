@@ -28,6 +28,7 @@ fn example(kind: ApiErrorKind) -> ApiError {
         ApiErrorKind::ServiceUnavailable => {
             ApiError::ServiceUnavailable("No engine selected. Select an engine first.".into())
         }
+        ApiErrorKind::EngineBusy => ApiError::EngineBusy { retry_after_secs: 5 },
     }
 }
 

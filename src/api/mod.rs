@@ -4,15 +4,18 @@
 //! route match (404) -> token (401) -> body size (413) -> handler (panics become 500).
 
 pub mod error;
+mod json;
 pub mod security;
 mod status;
+mod transcribe;
 
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
 use axum::middleware::{from_fn, from_fn_with_state};
-use axum::routing::get;
+use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
 pub use error::{ApiError, ApiErrorKind};
@@ -23,6 +26,10 @@ use crate::app::App;
 pub fn router(app: Arc<App>, port: u16) -> Router {
     let protected = Router::new()
         .route("/v1/models", get(status::models))
+        .route("/v1/transcribe", post(transcribe::upload))
+        .route("/v1/transcribe/local-file", post(transcribe::local_file))
+        // Bodies are limited by `limit_body` (256 MiB, streamed), not axum's 2 MB default.
+        .layer(DefaultBodyLimit::disable())
         .route_layer(from_fn(security::limit_body))
         .route_layer(from_fn_with_state(app.clone(), security::require_token));
     let public = Router::new().route("/v1/status", get(status::status));

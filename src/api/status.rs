@@ -5,22 +5,54 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 
+use super::ApiError;
 use crate::app::App;
-use crate::wire::{API_VERSION, ModelList, Status};
+use crate::wire::{API_VERSION, ModelEntry, ModelList, Status};
 
-pub async fn status(State(_app): State<Arc<App>>) -> Json<Status> {
-    // No engine is loaded in this build of the service yet: the status says so.
-    Json(Status {
-        status: "no_model".into(),
-        engine: None,
-        model: None,
+pub async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
+    let selected = app.transcriber.selected(&app.store)?;
+    let ready = selected.as_ref().is_some_and(|s| s.offer.downloaded);
+    Ok(Json(Status {
+        status: if ready { "ready" } else { "no_model" }.into(),
+        engine: selected.as_ref().map(|s| s.engine.id().to_string()),
+        model: selected.as_ref().map(|s| s.offer.spec.id.to_string()),
         api_version: API_VERSION.into(),
         supports_workflow_dictation: true,
         supports_streaming: false,
+        // No target-language translation provider exists on this host.
         supports_translation: false,
-    })
+    }))
 }
 
-pub async fn models(State(_app): State<Arc<App>>) -> Json<ModelList> {
-    Json(ModelList { models: Vec::new() })
+pub async fn models(State(app): State<Arc<App>>) -> Result<Json<ModelList>, ApiError> {
+    let selected = app.transcriber.selected(&app.store)?;
+    let is_selected = |engine: &str, model: &str| {
+        selected
+            .as_ref()
+            .is_some_and(|s| s.engine.id() == engine && s.offer.spec.id == model)
+    };
+    let models = app
+        .transcriber
+        .engines()
+        .iter()
+        .flat_map(|engine| {
+            engine.models().into_iter().map(|offer| ModelEntry {
+                id: offer.spec.id.into(),
+                engine: engine.id().into(),
+                name: offer.spec.name.into(),
+                size_description: offer.spec.size_description.into(),
+                language_count: offer.spec.language_count,
+                status: if offer.downloaded {
+                    "ready"
+                } else {
+                    "not_configured"
+                }
+                .into(),
+                selected: is_selected(engine.id(), offer.spec.id),
+                downloaded: Some(offer.downloaded),
+                loaded: Some(offer.loaded),
+            })
+        })
+        .collect();
+    Ok(Json(ModelList { models }))
 }

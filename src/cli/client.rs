@@ -58,12 +58,34 @@ impl Client {
         self.call(self.agent.get(&format!("{}{path}", self.base)), None)
     }
 
-    fn call(&self, mut request: ureq::Request, body: Option<&Value>) -> Result<Value, CliError> {
+    pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, CliError> {
+        self.call(
+            self.agent.post(&format!("{}{path}", self.base)),
+            Some(Body::Json(body)),
+        )
+    }
+
+    /// POSTs raw bytes with extra headers.
+    pub fn post_bytes(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        headers: &[(&str, String)],
+    ) -> Result<Value, CliError> {
+        let mut request = self.agent.post(&format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.set(name, value);
+        }
+        self.call(request, Some(Body::Bytes(bytes)))
+    }
+
+    fn call(&self, mut request: ureq::Request, body: Option<Body<'_>>) -> Result<Value, CliError> {
         if let Some(token) = &self.token {
             request = request.set("Authorization", &format!("Bearer {token}"));
         }
         let result = match body {
-            Some(json) => request.send_json(json),
+            Some(Body::Json(json)) => request.send_json(json),
+            Some(Body::Bytes(bytes)) => request.send_bytes(bytes),
             None => request.call(),
         };
         match result {
@@ -76,6 +98,11 @@ impl Client {
             ))),
         }
     }
+}
+
+enum Body<'a> {
+    Json(&'a Value),
+    Bytes(&'a [u8]),
 }
 
 fn read_json(response: ureq::Response) -> Result<Value, CliError> {

@@ -90,7 +90,9 @@ pub enum Command {
     Serve(commands::serve::ServeArgs),
     /// Show whether the selected model can transcribe.
     Status,
-    /// List the models the engines offer.
+    /// Transcribe an audio file (or standard input).
+    Transcribe(commands::transcribe::TranscribeArgs),
+    /// List, select, import and remove models.
     Models {
         #[command(subcommand)]
         command: Option<commands::models::ModelsCommand>,
@@ -132,6 +134,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Serve(args) => commands::serve::run(globals, args),
         Command::Status => commands::status::run(globals),
+        Command::Transcribe(args) => commands::transcribe::run(globals, args),
         Command::Models { command } => commands::models::run(globals, command),
         Command::Config(cmd) => commands::config::run(globals, cmd),
         Command::Token(cmd) => commands::token::run(globals, cmd),

@@ -80,8 +80,57 @@ pub const API_SERVER_REQUIRES_AUTHENTICATION: Pref = Pref {
     help: "Require the discovery token on every route but GET /v1/status",
 };
 
+pub const SELECTED_ENGINE: Pref = Pref {
+    key: "selectedEngine",
+    kind: PrefKind::Text(""),
+    help: "Engine used when a request names none (set by `verbatim models select`)",
+};
+
+pub const SELECTED_MODEL: Pref = Pref {
+    key: "selectedModel",
+    kind: PrefKind::Text(""),
+    help: "Model used when a request names none (set by `verbatim models select`)",
+};
+
+pub const NORMALIZE_NUMBERS: Pref = Pref {
+    key: "normalizeNumbers",
+    kind: PrefKind::Bool(true),
+    help: "Write spoken English numbers as digits unless a request says otherwise",
+};
+
+pub const SAVE_API_TRANSCRIPTIONS_TO_HISTORY: Pref = Pref {
+    key: "saveApiTranscriptionsToHistory",
+    kind: PrefKind::Bool(false),
+    help: "Keep transcriptions made through /v1/transcribe in the history",
+};
+
+pub const WHISPER_THREADS: Pref = Pref {
+    key: "whisperThreads",
+    kind: PrefKind::Int {
+        default: 0,
+        min: 0,
+        max: 256,
+    },
+    help: "Inference threads per request (0 = number of physical cores); applies at server start",
+};
+
+pub const MODEL_DOWNLOAD_BASE_URL: Pref = Pref {
+    key: "modelDownloadBaseUrl",
+    kind: PrefKind::Text("https://huggingface.co/ggerganov/whisper.cpp/resolve/main"),
+    help: "Where `verbatim models download` fetches ggml-<id>.bin from",
+};
+
 /// Every known preference, in display order.
-pub const ALL: &[Pref] = &[API_SERVER_PORT, API_SERVER_REQUIRES_AUTHENTICATION];
+pub const ALL: &[Pref] = &[
+    API_SERVER_PORT,
+    API_SERVER_REQUIRES_AUTHENTICATION,
+    SELECTED_ENGINE,
+    SELECTED_MODEL,
+    NORMALIZE_NUMBERS,
+    SAVE_API_TRANSCRIPTIONS_TO_HISTORY,
+    WHISPER_THREADS,
+    MODEL_DOWNLOAD_BASE_URL,
+];
 
 /// Looks a preference up by its key (exact spelling).
 pub fn find(key: &str) -> Result<&'static Pref, PrefError> {
@@ -177,6 +226,13 @@ impl Store {
         Ok(match (self.pref(pref)?, pref.default_value()) {
             (PrefValue::Int(i), _) | (_, PrefValue::Int(i)) => i,
             _ => 0,
+        })
+    }
+
+    pub fn pref_text(&self, pref: &Pref) -> Result<String, StoreError> {
+        Ok(match self.pref(pref)? {
+            PrefValue::Text(s) => s,
+            other => other.to_string(),
         })
     }
 

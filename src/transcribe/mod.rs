@@ -2,4 +2,6 @@
 
 pub mod corrections;
 pub mod numbers;
+pub mod options;
+pub mod service;
 mod words;

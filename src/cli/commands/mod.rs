@@ -5,3 +5,4 @@ pub mod models;
 pub mod serve;
 pub mod status;
 pub mod token;
+pub mod transcribe;

@@ -1,21 +1,183 @@
-//! `verbatim models [list]`: the models every loaded engine offers.
+//! `verbatim models [list] | select ID | import-ct2 DIR | remove ID`: the models the engines
+//! offer, the selection, and installing weights converted from a CTranslate2 model.
 
-use serde_json::Value;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
 
 use super::super::output::print_json;
 use super::super::{CliError, Client, Globals};
+use super::config::open_store;
+use crate::app::model_dir;
+use crate::discovery::DataDir;
+use crate::engine::catalog::whisper_model;
+use crate::engine::ct2::{ImportOptions, Quantization, import_ct2};
+use crate::engine::models::sha256_file;
+use crate::store::{PrefValue, preferences};
 
 #[derive(Debug, Default, clap::Subcommand)]
 pub enum ModelsCommand {
     /// List models with their status (the default).
     #[default]
     List,
+    /// Use this model when a request names none.
+    Select { id: String },
+    /// Convert a faster-whisper / CTranslate2 Whisper model folder into an installed model.
+    #[command(name = "import-ct2")]
+    ImportCt2 {
+        dir: PathBuf,
+        /// Model id to install as (default: derived from the model, e.g. tiny.en).
+        #[arg(long)]
+        id: Option<String>,
+        /// Quantize the weights (q8_0); default f16.
+        #[arg(long, value_parser = ["q8_0"])]
+        quantize: Option<String>,
+    },
+    /// Delete a model's weights.
+    Remove { id: String },
 }
 
 pub fn run(globals: &Globals, command: Option<ModelsCommand>) -> Result<(), CliError> {
     match command.unwrap_or_default() {
         ModelsCommand::List => list(globals),
+        ModelsCommand::Select { id } => select(globals, &id),
+        ModelsCommand::ImportCt2 { dir, id, quantize } => {
+            import(globals, &dir, id.as_deref(), quantize.is_some())
+        }
+        ModelsCommand::Remove { id } => remove(globals, &id),
     }
+}
+
+fn known(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
+    whisper_model(id).ok_or_else(|| {
+        CliError::Local(format!(
+            "Unknown model '{id}'. Known models: {}",
+            crate::engine::catalog::WHISPER_MODELS
+                .iter()
+                .map(|m| m.id)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+fn select(globals: &Globals, id: &str) -> Result<(), CliError> {
+    let spec = known(id)?;
+    let store = open_store(globals)?;
+    let engine = PrefValue::Text("whisper".into());
+    store
+        .set_pref(&preferences::SELECTED_ENGINE, &engine)
+        .and_then(|_| {
+            store.set_pref(
+                &preferences::SELECTED_MODEL,
+                &PrefValue::Text(spec.id.into()),
+            )
+        })
+        .map_err(CliError::local)?;
+    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
+    let installed = model_dir(&dir).is_installed(spec);
+    if globals.json {
+        print_json(&json!({"engine": "whisper", "model": spec.id, "downloaded": installed}));
+    } else if installed {
+        println!("Selected whisper ({})", spec.id);
+    } else {
+        println!(
+            "Selected whisper ({}); its weights are not installed yet (verbatim models import-ct2 DIR)",
+            spec.id
+        );
+    }
+    Ok(())
+}
+
+fn import(
+    globals: &Globals,
+    source: &std::path::Path,
+    id: Option<&str>,
+    q8: bool,
+) -> Result<(), CliError> {
+    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
+    dir.ensure().map_err(CliError::local)?;
+    let models = model_dir(&dir);
+    let requested = id.map(known).transpose()?;
+    let staging = models.path().join(format!(
+        ".import-{}.part",
+        crate::discovery::random_suffix()
+    ));
+    std::fs::create_dir_all(models.path()).map_err(CliError::local)?;
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(format!("Converting {}", source.display()));
+    let options = ImportOptions {
+        quantization: if q8 {
+            Quantization::Q8_0
+        } else {
+            Quantization::F16
+        },
+    };
+    let report = import_ct2(source, &staging, &options, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    let report = report.map_err(CliError::local)?;
+    let derived = format!(
+        "{}{}{}",
+        report.size_name,
+        if report.multilingual { "" } else { ".en" },
+        if q8 { "-q8_0" } else { "" }
+    );
+    let spec = match requested {
+        Some(spec) => spec,
+        None => match known(&derived) {
+            Ok(spec) => spec,
+            Err(e) => {
+                let _ = std::fs::remove_file(&staging);
+                return Err(e);
+            }
+        },
+    };
+    let installed = sha256_file(&staging).and_then(|sha| {
+        models.install(
+            spec,
+            &staging,
+            &sha,
+            &format!("import-ct2 {}", source.display()),
+        )
+    });
+    if let Err(e) = installed {
+        let _ = std::fs::remove_file(&staging);
+        return Err(CliError::Local(format!(
+            "cannot install the converted model: {e}"
+        )));
+    }
+    let path = models.weights_path(spec);
+    if globals.json {
+        print_json(&json!({"id": spec.id, "path": path, "bytes": report.bytes_written}));
+    } else {
+        println!(
+            "Installed {} at {} ({} bytes)",
+            spec.id,
+            path.display(),
+            report.bytes_written
+        );
+    }
+    Ok(())
+}
+
+fn remove(globals: &Globals, id: &str) -> Result<(), CliError> {
+    let spec = known(id)?;
+    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
+    let removed = model_dir(&dir).remove(spec).map_err(CliError::local)?;
+    if globals.json {
+        print_json(&json!({"id": spec.id, "removed": removed}));
+    } else if removed {
+        println!("Removed {}", spec.id);
+    } else {
+        println!("{} was not installed", spec.id);
+    }
+    Ok(())
 }
 
 fn list(globals: &Globals) -> Result<(), CliError> {

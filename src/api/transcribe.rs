@@ -1,0 +1,230 @@
+//! `POST /v1/transcribe` (multipart form or raw audio body) and `POST /v1/transcribe/local-file`.
+//! Uploads are spooled to a temporary file as they arrive, never held whole in memory.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{FromRequest, Multipart, Query, Request, State};
+use axum::http::header;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use tokio::io::AsyncWriteExt;
+
+use super::ApiError;
+use super::json::ApiJson;
+use super::security::body_read_error;
+use crate::app::App;
+use crate::transcribe::options::{LocalFileRequest, TranscribeOptions};
+use crate::transcribe::service::TranscriptionResult;
+use crate::wire::parse_bool_word;
+
+#[derive(Debug, Deserialize)]
+pub struct TranscribeQuery {
+    await_download: Option<String>,
+}
+
+impl TranscribeQuery {
+    fn await_download(&self) -> bool {
+        self.await_download
+            .as_deref()
+            .and_then(parse_bool_word)
+            .unwrap_or(false)
+    }
+}
+
+/// File extensions the local-file route accepts.
+const LOCAL_EXTENSIONS: &[&str] = &[
+    "wav", "mp3", "m4a", "flac", "aac", "ogg", "wma", "mp4", "mov", "mkv", "avi",
+];
+
+pub async fn upload(
+    State(app): State<Arc<App>>,
+    Query(query): Query<TranscribeQuery>,
+    request: Request,
+) -> Result<Json<TranscriptionResult>, ApiError> {
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if content_type.starts_with("multipart/form-data") {
+        let multipart = Multipart::from_request(request, &()).await.map_err(|e| {
+            ApiError::BadRequest(format!("Invalid multipart form data: {}", e.body_text()))
+        })?;
+        multipart_upload(&app, multipart, query.await_download()).await
+    } else {
+        raw_upload(&app, &content_type, request, query.await_download()).await
+    }
+}
+
+async fn multipart_upload(
+    app: &App,
+    mut multipart: Multipart,
+    await_download: bool,
+) -> Result<Json<TranscriptionResult>, ApiError> {
+    let mut options = TranscribeOptions::default();
+    let mut spooled: Option<(tempfile::NamedTempFile, Option<String>)> = None;
+    while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
+        let name = field.name().unwrap_or_default().to_string();
+        if name == "file" {
+            let hint = field
+                .file_name()
+                .and_then(|f| Path::new(f).extension())
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase)
+                .or_else(|| field.content_type().and_then(hint_from_mime));
+            let file = spool_file()?;
+            let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
+            while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+                out.write_all(&chunk).await.map_err(spool_error)?;
+            }
+            out.flush().await.map_err(spool_error)?;
+            spooled = Some((file, hint));
+        } else {
+            let value = field.text().await.map_err(multipart_error)?;
+            options.set_text(&name, &value)?;
+        }
+    }
+    let (file, hint) = spooled
+        .ok_or_else(|| ApiError::BadRequest("Missing 'file' part in multipart form data".into()))?;
+    ensure_not_empty(file.path())?;
+    run(app, &options, file.path(), hint, await_download).await
+}
+
+async fn raw_upload(
+    app: &App,
+    content_type: &str,
+    request: Request,
+    await_download: bool,
+) -> Result<Json<TranscriptionResult>, ApiError> {
+    let options = TranscribeOptions::from_headers(request.headers())?;
+    let hint = raw_format_hint(content_type)?;
+    // Everything that needs no audio is checked before the body is read.
+    app.transcriber.plan(&app.store, &options, await_download)?;
+    let file = spool_file()?;
+    let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
+    let mut stream = request.into_body().into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| body_read_error(&e))?;
+        out.write_all(&chunk).await.map_err(spool_error)?;
+    }
+    out.flush().await.map_err(spool_error)?;
+    ensure_not_empty(file.path())?;
+    run(app, &options, file.path(), hint, await_download).await
+}
+
+pub async fn local_file(
+    State(app): State<Arc<App>>,
+    Query(query): Query<TranscribeQuery>,
+    ApiJson(body): ApiJson<LocalFileRequest>,
+) -> Result<Json<TranscriptionResult>, ApiError> {
+    let options = body.options()?;
+    options.validate()?;
+    let path = Path::new(&body.path);
+    if !path.is_absolute() {
+        return Err(ApiError::BadRequest(
+            "'path' must be an absolute path to a file on this machine".into(),
+        ));
+    }
+    if !path.is_file() {
+        return Err(ApiError::BadRequest("File not found".into()));
+    }
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .filter(|e| LOCAL_EXTENSIONS.contains(&e.as_str()))
+        .ok_or_else(|| ApiError::BadRequest("Unsupported audio format".into()))?;
+    if std::fs::File::open(path).is_err() {
+        return Err(ApiError::BadRequest(
+            "The file is not readable by the Verbatim server process".into(),
+        ));
+    }
+    ensure_not_empty(path)?;
+    run(
+        &app,
+        &options,
+        path,
+        Some(extension),
+        query.await_download(),
+    )
+    .await
+}
+
+async fn run(
+    app: &App,
+    options: &TranscribeOptions,
+    path: &Path,
+    hint: Option<String>,
+    await_download: bool,
+) -> Result<Json<TranscriptionResult>, ApiError> {
+    let resolved = app.transcriber.plan(&app.store, options, await_download)?;
+    if !resolved.offer.downloaded {
+        return Err(crate::transcribe::service::not_configured(
+            resolved.engine.id(),
+        ));
+    }
+    let post = app.post_processing()?;
+    let result = app
+        .transcriber
+        .transcribe(&resolved, path, hint, options, post)
+        .await?;
+    Ok(Json(result))
+}
+
+/// The audio format named by a raw body's `Content-Type`; None means sniff.
+fn raw_format_hint(content_type: &str) -> Result<Option<String>, ApiError> {
+    let mime = content_type.split(';').next().unwrap_or("").trim();
+    if mime.is_empty() || mime == "application/octet-stream" {
+        return Ok(None);
+    }
+    hint_from_mime(mime)
+        .map(Some)
+        .ok_or_else(|| ApiError::BadRequest(format!("Unsupported audio format '{mime}'")))
+}
+
+fn hint_from_mime(mime: &str) -> Option<String> {
+    let subtype = mime.trim().to_ascii_lowercase();
+    let subtype = subtype
+        .strip_prefix("audio/")
+        .or_else(|| subtype.strip_prefix("video/"))?;
+    let hint = match subtype {
+        "wav" | "x-wav" | "wave" | "vnd.wave" => "wav",
+        "mpeg" | "mp3" | "mpeg3" | "x-mpeg-3" => "mp3",
+        "mp4" | "m4a" | "x-m4a" | "quicktime" => "m4a",
+        "flac" | "x-flac" => "flac",
+        "ogg" | "vorbis" => "ogg",
+        "aac" | "x-aac" => "aac",
+        _ => return None,
+    };
+    Some(hint.to_string())
+}
+
+fn ensure_not_empty(path: &Path) -> Result<(), ApiError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > 0 => Ok(()),
+        Ok(_) => Err(ApiError::BadRequest("No audio data provided".into())),
+        Err(e) => Err(ApiError::internal("could not read the audio file", e)),
+    }
+}
+
+fn spool_file() -> Result<tempfile::NamedTempFile, ApiError> {
+    tempfile::Builder::new()
+        .prefix("verbatim-upload-")
+        .tempfile()
+        .map_err(spool_error)
+}
+
+fn spool_error(err: std::io::Error) -> ApiError {
+    ApiError::internal("could not spool the upload", err)
+}
+
+fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
+    if err.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::PayloadTooLarge
+    } else {
+        ApiError::BadRequest(format!("Invalid multipart form data: {}", err.body_text()))
+    }
+}

@@ -1,0 +1,99 @@
+//! Transcription engines behind one trait: the whisper engine (whisper-rs) and, in sim mode,
+//! the replay engine. Engines are blocking; the transcription service runs them on blocking threads.
+
+pub mod catalog;
+pub mod ct2;
+pub mod models;
+#[cfg(feature = "whisper")]
+pub mod whisper;
+
+use std::path::PathBuf;
+
+pub use catalog::ModelSpec;
+
+/// How the spoken language is chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LanguageChoice {
+    /// Detect among every language the model knows.
+    Auto,
+    /// Transcribe as this language (ISO 639-1 code).
+    Exact(String),
+    /// Detect, restricted to this ordered shortlist (two or more codes).
+    Shortlist(Vec<String>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    Transcribe,
+    /// Into English (multilingual models only).
+    Translate,
+}
+
+/// One engine call: 16 kHz mono samples plus options.
+#[derive(Debug, Clone)]
+pub struct EngineRequest<'a> {
+    pub samples: &'a [f32],
+    pub language: LanguageChoice,
+    pub task: Task,
+    /// Request prompt joined with the enabled recognition terms.
+    pub initial_prompt: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    pub start: f64,
+    pub end: f64,
+    pub text: String,
+}
+
+/// What an engine heard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineOutput {
+    pub text: String,
+    pub language: Option<String>,
+    pub segments: Vec<Segment>,
+}
+
+/// A model as an engine offers it, with its state on this machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelOffer {
+    pub spec: &'static ModelSpec,
+    /// Weights present and verified.
+    pub downloaded: bool,
+    /// In memory now.
+    pub loaded: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("model '{0}' is not offered by this engine")]
+    UnknownModel(String),
+    #[error("model '{model}' is not installed: {path} is missing")]
+    NotInstalled { model: String, path: PathBuf },
+    #[error("could not load the model file {path}: {cause}")]
+    Load { path: PathBuf, cause: String },
+    #[error("language '{0}' is not known to this model")]
+    UnknownLanguage(String),
+    #[error("transcription failed: {0}")]
+    Failed(String),
+    #[error("the {0} engine is not in this build of Verbatim (build with --features {0})")]
+    NotInBuild(&'static str),
+}
+
+/// A transcription engine.
+pub trait Engine: Send + Sync {
+    /// Engine identifier used by the API (`engine` field and override).
+    fn id(&self) -> &'static str;
+    /// Every model this engine offers, with its state.
+    fn models(&self) -> Vec<ModelOffer>;
+    /// Transcribes with `model`; blocking.
+    fn transcribe(
+        &self,
+        model: &str,
+        request: &EngineRequest<'_>,
+    ) -> Result<EngineOutput, EngineError>;
+
+    fn offer(&self, model: &str) -> Option<ModelOffer> {
+        self.models().into_iter().find(|m| m.spec.id == model)
+    }
+}

@@ -1,0 +1,402 @@
+//! The transcription service: resolves the engine and model (contract's override rules),
+//! decodes on a blocking thread, waits for a free slot (bounded queue), runs the engine,
+//! then normalises numbers and applies corrections.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+use tokio::sync::Semaphore;
+
+use super::corrections::{Correction, apply_corrections};
+use super::numbers::normalize_numbers;
+use super::options::{ResponseFormat, TranscribeOptions};
+use crate::api::ApiError;
+use crate::audio::decode::{DecodeError, decode_file};
+use crate::engine::{Engine, EngineError, EngineRequest, ModelOffer, Task};
+use crate::store::{Store, preferences};
+
+/// The Transcription result object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TranscriptionResult {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    pub duration: f64,
+    pub processing_time: f64,
+    pub engine: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segments: Option<Vec<SegmentOut>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SegmentOut {
+    pub start: f64,
+    pub end: f64,
+    pub text: String,
+}
+
+/// The engine and model a request runs on.
+#[derive(Clone)]
+pub struct Resolved {
+    pub engine: Arc<dyn Engine>,
+    pub offer: ModelOffer,
+}
+
+/// Runs transcriptions with a bounded number in flight and a bounded queue behind them.
+pub struct Transcriber {
+    engines: Vec<Arc<dyn Engine>>,
+    slots: Semaphore,
+    waiting: AtomicUsize,
+    max_waiting: usize,
+}
+
+/// Requests allowed to wait for a slot before new ones get 503.
+pub const DEFAULT_QUEUE: usize = 16;
+
+impl Transcriber {
+    /// `slots`: transcriptions run at once (each holds one decoder state).
+    pub fn new(engines: Vec<Arc<dyn Engine>>, slots: usize, max_waiting: usize) -> Transcriber {
+        Transcriber {
+            engines,
+            slots: Semaphore::new(slots.max(1)),
+            waiting: AtomicUsize::new(0),
+            max_waiting,
+        }
+    }
+
+    pub fn engines(&self) -> &[Arc<dyn Engine>] {
+        &self.engines
+    }
+
+    fn engine(&self, id: &str) -> Option<&Arc<dyn Engine>> {
+        self.engines.iter().find(|e| e.id() == id)
+    }
+
+    /// The selection stored in the preferences, if it names an engine of this build.
+    pub fn selected(&self, store: &Store) -> Result<Option<Resolved>, ApiError> {
+        let engine_id = store.pref_text(&preferences::SELECTED_ENGINE)?;
+        let model_id = store.pref_text(&preferences::SELECTED_MODEL)?;
+        let Some(engine) = self.engine(&engine_id) else {
+            return Ok(None);
+        };
+        Ok(engine.offer(&model_id).map(|offer| Resolved {
+            engine: engine.clone(),
+            offer,
+        }))
+    }
+
+    /// The contract's engine/model override rules.
+    pub fn resolve(
+        &self,
+        store: &Store,
+        engine: Option<&str>,
+        model: Option<&str>,
+    ) -> Result<Resolved, ApiError> {
+        let unknown_engine = |e: &str| ApiError::BadRequest(format!("Unknown engine '{e}'"));
+        match (engine, model) {
+            (None, None) => self.selected(store)?.ok_or_else(|| {
+                ApiError::ServiceUnavailable("No engine selected. Select an engine first.".into())
+            }),
+            (Some(e), None) => {
+                let engine = self.engine(e).ok_or_else(|| unknown_engine(e))?;
+                if let Some(selected) = self.selected(store)?
+                    && selected.engine.id() == engine.id()
+                {
+                    return Ok(selected);
+                }
+                let models = engine.models();
+                let offer = models
+                    .iter()
+                    .find(|m| m.downloaded)
+                    .or(models.first())
+                    .cloned()
+                    .ok_or_else(|| ApiError::BadRequest(format!("Engine '{e}' offers no model")))?;
+                Ok(Resolved {
+                    engine: engine.clone(),
+                    offer,
+                })
+            }
+            (None, Some(m)) => {
+                let offering: Vec<_> = self
+                    .engines
+                    .iter()
+                    .filter_map(|engine| {
+                        engine.offer(m).map(|offer| Resolved {
+                            engine: engine.clone(),
+                            offer,
+                        })
+                    })
+                    .collect();
+                match offering.as_slice() {
+                    [] => Err(ApiError::BadRequest(format!("Unknown model '{m}'"))),
+                    [one] => Ok(one.clone()),
+                    many => Err(ApiError::BadRequest(format!(
+                        "Ambiguous model id '{m}' -- matches engines: {}. Specify 'engine' too.",
+                        many.iter()
+                            .map(|r| r.engine.id())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))),
+                }
+            }
+            (Some(e), Some(m)) => {
+                let engine = self.engine(e).ok_or_else(|| unknown_engine(e))?;
+                let offer = engine.offer(m).ok_or_else(|| {
+                    ApiError::BadRequest(format!("Model '{m}' is not offered by engine '{e}'"))
+                })?;
+                Ok(Resolved {
+                    engine: engine.clone(),
+                    offer,
+                })
+            }
+        }
+    }
+
+    /// Everything before decoding: options, resolution, capability checks. `await_download`
+    /// lets a request on a model without weights through (the caller fetches them first).
+    pub fn plan(
+        &self,
+        store: &Store,
+        options: &TranscribeOptions,
+        await_download: bool,
+    ) -> Result<Resolved, ApiError> {
+        options.validate()?;
+        let resolved = self.resolve(store, options.engine.as_deref(), options.model.as_deref())?;
+        let spec = resolved.offer.spec;
+        if options.task == Some(Task::Translate) && !spec.multilingual() {
+            return Err(ApiError::BadRequest(format!(
+                "Model '{}' cannot translate: it is English-only. Use a multilingual model such as 'base'.",
+                spec.id
+            )));
+        }
+        if options.target_language.is_some() {
+            return Err(ApiError::NotImplemented(
+                "Target-language translation needs a translation provider; none is configured on this host"
+                    .into(),
+            ));
+        }
+        if !resolved.offer.downloaded && !await_download {
+            return Err(not_configured(resolved.engine.id()));
+        }
+        Ok(resolved)
+    }
+
+    /// Transcribes the audio file at `path` (`hint`: extension or MIME subtype).
+    pub async fn transcribe(
+        &self,
+        resolved: &Resolved,
+        path: &Path,
+        hint: Option<String>,
+        options: &TranscribeOptions,
+        post: PostProcessing,
+    ) -> Result<TranscriptionResult, ApiError> {
+        let decode_started = Instant::now();
+        let owned_path = path.to_path_buf();
+        let decoded =
+            tokio::task::spawn_blocking(move || decode_file(&owned_path, hint.as_deref()))
+                .await
+                .map_err(|e| ApiError::internal("audio decoding stopped", e))?
+                .map_err(decode_error)?;
+        let decode_time = decode_started.elapsed();
+
+        let _permit = self.acquire_slot().await?;
+        let engine_started = Instant::now();
+        let engine = resolved.engine.clone();
+        let model = resolved.offer.spec.id;
+        let language = options.language_choice();
+        let task = options.task.unwrap_or(Task::Transcribe);
+        let initial_prompt = post.initial_prompt(options.prompt.as_deref());
+        let samples = decoded.samples;
+        let output = tokio::task::spawn_blocking(move || {
+            engine.transcribe(
+                model,
+                &EngineRequest {
+                    samples: &samples,
+                    language,
+                    task,
+                    initial_prompt,
+                },
+            )
+        })
+        .await
+        .map_err(|e| ApiError::internal("the engine stopped", e))?
+        .map_err(|e| engine_error(e, resolved.engine.id()))?;
+
+        let english =
+            output.language.as_deref().is_none_or(|l| l == "en") || task == Task::Translate;
+        let finish = |text: &str| post.apply(text, english, options);
+        let text = finish(&output.text);
+        let segments = (options.response_format == ResponseFormat::VerboseJson).then(|| {
+            output
+                .segments
+                .iter()
+                .map(|s| SegmentOut {
+                    start: round_ms(s.start),
+                    end: round_ms(s.end),
+                    text: finish(&s.text),
+                })
+                .collect()
+        });
+        // Decode, inference and post-processing; time spent queued for a slot is not counted.
+        let busy = decode_time + engine_started.elapsed();
+        Ok(TranscriptionResult {
+            text,
+            language: output.language,
+            duration: round_ms(decoded.duration_secs),
+            processing_time: round_ms(busy.as_secs_f64()),
+            engine: resolved.engine.id().into(),
+            model: Some(model.into()),
+            segments,
+        })
+    }
+
+    async fn acquire_slot(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
+        if let Ok(permit) = self.slots.try_acquire() {
+            return Ok(permit);
+        }
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.max_waiting {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(ApiError::EngineBusy {
+                retry_after_secs: 5,
+            });
+        }
+        let permit = self.slots.acquire().await;
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        permit.map_err(|e| ApiError::internal("transcription queue closed", e))
+    }
+}
+
+/// The 409 for an engine whose weights are missing.
+pub fn not_configured(engine: &str) -> ApiError {
+    ApiError::Conflict(format!(
+        "Engine '{engine}' is not configured (missing API key or downloaded weights). Pass ?await_download=1 to wait for the download."
+    ))
+}
+
+/// Text steps after the engine, with the dictionary they use.
+#[derive(Debug, Clone, Default)]
+pub struct PostProcessing {
+    pub normalize_numbers_default: bool,
+    pub corrections: Vec<Correction>,
+    pub recognition_terms: Vec<String>,
+}
+
+impl PostProcessing {
+    /// Reads the number preference; the dictionary is added by the caller.
+    pub fn from_store(store: &Store) -> Result<PostProcessing, ApiError> {
+        Ok(PostProcessing {
+            normalize_numbers_default: store.pref_bool(&preferences::NORMALIZE_NUMBERS)?,
+            ..PostProcessing::default()
+        })
+    }
+
+    /// The request prompt joined (newline) with the enabled recognition terms.
+    pub fn initial_prompt(&self, prompt: Option<&str>) -> Option<String> {
+        let terms = self.recognition_terms.join(", ");
+        match (prompt.filter(|p| !p.trim().is_empty()), terms.is_empty()) {
+            (None, true) => None,
+            (Some(p), true) => Some(p.to_string()),
+            (None, false) => Some(terms),
+            (Some(p), false) => Some(format!("{p}\n{terms}")),
+        }
+    }
+
+    fn apply(&self, text: &str, english: bool, options: &TranscribeOptions) -> String {
+        let mut text = text.to_string();
+        if english
+            && options
+                .normalize_numbers
+                .unwrap_or(self.normalize_numbers_default)
+        {
+            text = normalize_numbers(&text);
+        }
+        if options.apply_corrections.unwrap_or(true) && !self.corrections.is_empty() {
+            text = apply_corrections(&text, &self.corrections);
+        }
+        text
+    }
+}
+
+fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
+fn decode_error(err: DecodeError) -> ApiError {
+    match err {
+        DecodeError::Io(e) => ApiError::internal("could not read the spooled audio", e),
+        other => ApiError::BadRequest(other.to_string()),
+    }
+}
+
+fn engine_error(err: EngineError, engine: &str) -> ApiError {
+    match err {
+        EngineError::UnknownLanguage(code) => {
+            ApiError::BadRequest(format!("Unknown language code '{code}'"))
+        }
+        EngineError::UnknownModel(model) => {
+            ApiError::BadRequest(format!("Unknown model '{model}'"))
+        }
+        EngineError::NotInstalled { .. } => not_configured(engine),
+        EngineError::Load { .. } | EngineError::Failed(_) | EngineError::NotInBuild(_) => {
+            ApiError::internal("transcription failed", &err)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_is_joined_with_the_terms_by_a_newline() {
+        let mut post = PostProcessing::default();
+        assert_eq!(
+            post.initial_prompt(Some("Meeting notes")),
+            Some("Meeting notes".into())
+        );
+        assert_eq!(post.initial_prompt(Some("  ")), None);
+        post.recognition_terms = vec!["Verbatim".into(), "Kubernetes".into()];
+        assert_eq!(
+            post.initial_prompt(None),
+            Some("Verbatim, Kubernetes".into())
+        );
+        assert_eq!(
+            post.initial_prompt(Some("Meeting notes")),
+            Some("Meeting notes\nVerbatim, Kubernetes".into())
+        );
+    }
+
+    #[test]
+    fn numbers_are_normalised_for_english_only_and_corrections_run_last() {
+        let post = PostProcessing {
+            normalize_numbers_default: true,
+            corrections: vec![Correction {
+                original: "25".into(),
+                replacement: "twenty-five".into(),
+                case_sensitive: false,
+            }],
+            recognition_terms: vec![],
+        };
+        let mut options = TranscribeOptions::default();
+        assert_eq!(
+            post.apply("twenty five cats", true, &options),
+            "twenty-five cats"
+        );
+        assert_eq!(
+            post.apply("twenty five cats", false, &options),
+            "twenty five cats"
+        );
+        options.apply_corrections = Some(false);
+        assert_eq!(post.apply("twenty five cats", true, &options), "25 cats");
+        options.normalize_numbers = Some(false);
+        assert_eq!(
+            post.apply("twenty five cats", true, &options),
+            "twenty five cats"
+        );
+    }
+}
