@@ -25,6 +25,20 @@ pub struct Config {
     pub backends: Backends,
     /// `serve --require-token`: require the token whatever the preference says.
     pub require_token: bool,
+    /// Where model weights live (see [`model_dir`]).
+    pub models: ModelDir,
+}
+
+impl Config {
+    /// The usual assembly for a data folder: models in `$VERBATIM_MODELS_DIR` or the data folder.
+    pub fn new(data_dir: DataDir, backends: Backends, require_token: bool) -> Config {
+        Config {
+            models: model_dir(&data_dir),
+            data_dir,
+            backends,
+            require_token,
+        }
+    }
 }
 
 /// Transcriptions that run at once; each uses every inference thread, so more only adds memory.
@@ -40,25 +54,25 @@ pub fn model_dir(data_dir: &DataDir) -> ModelDir {
 
 fn engines_for(
     backends: Backends,
-    data_dir: &DataDir,
+    models: &ModelDir,
     store: &Store,
 ) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
     match backends {
-        Backends::Real => real_engines(data_dir, store),
+        Backends::Real => real_engines(models, store),
         // The replay engine of the simulation layer is not wired in yet: no engine.
         Backends::Simulated => Ok(Vec::new()),
     }
 }
 
 #[cfg(feature = "whisper")]
-fn real_engines(data_dir: &DataDir, store: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
+fn real_engines(models: &ModelDir, store: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
     let threads = store.pref_int(&preferences::WHISPER_THREADS)?.max(0) as usize;
-    let whisper = crate::engine::whisper::WhisperEngine::new(model_dir(data_dir), threads);
+    let whisper = crate::engine::whisper::WhisperEngine::new(models.clone(), threads);
     Ok(vec![Arc::new(whisper)])
 }
 
 #[cfg(not(feature = "whisper"))]
-fn real_engines(_: &DataDir, _: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
+fn real_engines(_: &ModelDir, _: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
     tracing::warn!("{}", crate::engine::EngineError::NotInBuild("whisper"));
     Ok(Vec::new())
 }
@@ -77,7 +91,7 @@ impl App {
         let store = config.data_dir.open_store()?;
         // Create the token now so the discovery file and the auth check agree from the start.
         discovery::token(&store)?;
-        let engines = engines_for(config.backends, &config.data_dir, &store)?;
+        let engines = engines_for(config.backends, &config.models, &store)?;
         Ok(Arc::new(App {
             transcriber: Transcriber::new(engines, TRANSCRIPTION_SLOTS, DEFAULT_QUEUE),
             data_dir: config.data_dir,

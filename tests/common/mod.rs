@@ -16,6 +16,7 @@ use http_body_util::BodyExt;
 use tower::ServiceExt;
 use verbatim::app::{App, Backends, Config};
 use verbatim::discovery::{DataDir, Discovery};
+use verbatim::engine::models::ModelDir;
 
 /// An application on a temporary data folder.
 pub struct TestApp {
@@ -34,13 +35,44 @@ impl TestApp {
 
     fn with_flag(require_token: bool) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
+        let models = ModelDir::new(dir.path().join("models"));
+        Self::build(dir, Backends::Simulated, require_token, models)
+    }
+
+    /// An app on the real backends whose models folder is `models`.
+    pub fn real(models: ModelDir) -> TestApp {
+        Self::build(tempfile::tempdir().unwrap(), Backends::Real, false, models)
+    }
+
+    fn build(
+        dir: tempfile::TempDir,
+        backends: Backends,
+        require_token: bool,
+        models: ModelDir,
+    ) -> TestApp {
         let app = App::build(Config {
             data_dir: DataDir::at(dir.path().join("data")),
-            backends: Backends::Simulated,
+            backends,
             require_token,
+            models,
         })
         .unwrap();
         TestApp { dir, app }
+    }
+
+    /// Selects a whisper model as `verbatim models select` does.
+    pub fn select(&self, model: &str) {
+        use verbatim::store::{PrefValue, preferences};
+        let store = &self.app.store;
+        store
+            .set_pref(
+                &preferences::SELECTED_ENGINE,
+                &PrefValue::Text("whisper".into()),
+            )
+            .unwrap();
+        store
+            .set_pref(&preferences::SELECTED_MODEL, &PrefValue::Text(model.into()))
+            .unwrap();
     }
 
     pub fn token(&self) -> String {
@@ -51,6 +83,77 @@ impl TestApp {
     pub fn router(&self) -> Router {
         verbatim::api::router(self.app.clone(), PORT)
     }
+}
+
+/// The folder holding the real tiny.en model that `scripts/test` installs. None (the test
+/// is skipped with a note) when run outside that script; under CI a missing model fails.
+pub fn test_models() -> Option<ModelDir> {
+    match std::env::var_os("VERBATIM_TEST_MODELS") {
+        Some(dir)
+            if std::path::Path::new(&dir)
+                .join("ggml-tiny.en.bin")
+                .is_file() =>
+        {
+            Some(ModelDir::new(dir))
+        }
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("VERBATIM_TEST_MODELS does not hold ggml-tiny.en.bin: run ./scripts/test")
+        }
+        _ => {
+            eprintln!("skipped: no installed model (run ./scripts/test to install tiny.en)");
+            None
+        }
+    }
+}
+
+/// Speaks `text` with espeak-ng into a WAV file in `dir`.
+pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.wav"));
+    let status = Command::new("espeak-ng")
+        .args(["-v", "en-us", "-s", "140", "-w"])
+        .arg(&path)
+        .arg(text)
+        .status()
+        .expect("espeak-ng is installed by scripts/test");
+    assert!(status.success());
+    path
+}
+
+/// Word error rate of `hypothesis` against `reference` (case and punctuation ignored).
+pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
+    let words = |s: &str| -> Vec<String> {
+        s.split_whitespace()
+            .map(|w| {
+                w.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .collect::<String>()
+                    .to_lowercase()
+            })
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    let (r, h) = (words(reference), words(hypothesis));
+    let mut row: Vec<usize> = (0..=h.len()).collect();
+    for i in 1..=r.len() {
+        let mut prev = row[0];
+        row[0] = i;
+        for j in 1..=h.len() {
+            let cur = row[j];
+            row[j] = (prev + usize::from(r[i - 1] != h[j - 1]))
+                .min(row[j] + 1)
+                .min(row[j - 1] + 1);
+            prev = cur;
+        }
+    }
+    row[h.len()] as f64 / r.len().max(1) as f64
+}
+
+/// Snapshots go to the top-level `snapshots/` folder, named without the module.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
 }
 
 /// The port in-process requests claim to address (their Host header).

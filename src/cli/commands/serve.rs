@@ -25,12 +25,8 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
     } else {
         Backends::Real
     };
-    let app = App::build(Config {
-        data_dir: data_dir.clone(),
-        backends,
-        require_token: args.require_token,
-    })
-    .map_err(CliError::local)?;
+    let app = App::build(Config::new(data_dir.clone(), backends, args.require_token))
+        .map_err(CliError::local)?;
     let port = match globals.port {
         Some(port) => port,
         None => app
