@@ -83,6 +83,10 @@ pub struct App {
     pub store: Store,
     pub backends: Backends,
     pub transcriber: Transcriber,
+    /// Where model weights live.
+    pub models: ModelDir,
+    /// Downloads started by `?await_download=1`.
+    pub downloads: crate::engine::downloads::Downloads,
     require_token_flag: bool,
 }
 
@@ -94,6 +98,8 @@ impl App {
         let engines = engines_for(config.backends, &config.models, &store)?;
         Ok(Arc::new(App {
             transcriber: Transcriber::new(engines, TRANSCRIPTION_SLOTS, DEFAULT_QUEUE),
+            models: config.models,
+            downloads: Default::default(),
             data_dir: config.data_dir,
             store,
             backends: config.backends,

@@ -15,6 +15,7 @@ use super::ApiError;
 use super::json::ApiJson;
 use super::security::body_read_error;
 use crate::app::App;
+use crate::store::preferences;
 use crate::transcribe::options::{LocalFileRequest, TranscribeOptions};
 use crate::transcribe::service::TranscriptionResult;
 use crate::wire::parse_bool_word;
@@ -160,11 +161,20 @@ async fn run(
     hint: Option<String>,
     await_download: bool,
 ) -> Result<Json<TranscriptionResult>, ApiError> {
-    let resolved = app.transcriber.plan(&app.store, options, await_download)?;
+    let mut resolved = app.transcriber.plan(&app.store, options, await_download)?;
     if !resolved.offer.downloaded {
-        return Err(crate::transcribe::service::not_configured(
-            resolved.engine.id(),
-        ));
+        let spec = resolved.offer.spec;
+        let base_url = app.store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)?;
+        app.downloads
+            .ensure(spec, &app.models, &base_url)
+            .await
+            .map_err(|cause| {
+                ApiError::ServiceUnavailable(format!(
+                    "Downloading model '{}' failed: {cause}. Try again later.",
+                    spec.id
+                ))
+            })?;
+        resolved = app.transcriber.plan(&app.store, options, false)?;
     }
     let post = app.post_processing()?;
     let result = app

@@ -3,6 +3,8 @@
 
 pub mod catalog;
 pub mod ct2;
+pub mod download;
+pub mod downloads;
 pub mod models;
 #[cfg(feature = "whisper")]
 pub mod whisper;

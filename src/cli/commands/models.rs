@@ -22,6 +22,8 @@ pub enum ModelsCommand {
     List,
     /// Use this model when a request names none.
     Select { id: String },
+    /// Download a model's weights (from the modelDownloadBaseUrl preference).
+    Download { id: String },
     /// Convert a faster-whisper / CTranslate2 Whisper model folder into an installed model.
     #[command(name = "import-ct2")]
     ImportCt2 {
@@ -41,6 +43,7 @@ pub fn run(globals: &Globals, command: Option<ModelsCommand>) -> Result<(), CliE
     match command.unwrap_or_default() {
         ModelsCommand::List => list(globals),
         ModelsCommand::Select { id } => select(globals, &id),
+        ModelsCommand::Download { id } => download(globals, &id),
         ModelsCommand::ImportCt2 { dir, id, quantize } => {
             import(globals, &dir, id.as_deref(), quantize.is_some())
         }
@@ -89,6 +92,39 @@ fn select(globals: &Globals, id: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+fn progress_bar(message: String) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(message);
+    bar
+}
+
+fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
+    let spec = known(id)?;
+    let store = open_store(globals)?;
+    let base_url = store
+        .pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)
+        .map_err(CliError::local)?;
+    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
+    let models = model_dir(&dir);
+    let bar = progress_bar(format!("Downloading {}", spec.id));
+    let result = crate::engine::download::download(&base_url, spec, &models, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    result.map_err(CliError::local)?;
+    let path = models.weights_path(spec);
+    if globals.json {
+        print_json(&json!({"id": spec.id, "path": path}));
+    } else {
+        println!("Downloaded {} to {}", spec.id, path.display());
+    }
+    Ok(())
+}
+
 fn import(
     globals: &Globals,
     source: &std::path::Path,
@@ -104,11 +140,7 @@ fn import(
         crate::discovery::random_suffix()
     ));
     std::fs::create_dir_all(models.path()).map_err(CliError::local)?;
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_message(format!("Converting {}", source.display()));
+    let bar = progress_bar(format!("Converting {}", source.display()));
     let options = ImportOptions {
         quantization: if q8 {
             Quantization::Q8_0
