@@ -272,7 +272,19 @@ pub struct SpawnedServer {
 
 impl SpawnedServer {
     pub fn start(home: &Path, extra_args: &[&str]) -> SpawnedServer {
-        let child = verbatim(home)
+        Self::start_with_env(home, extra_args, &[])
+    }
+
+    pub fn start_with_env(
+        home: &Path,
+        extra_args: &[&str],
+        env: &[(&str, &Path)],
+    ) -> SpawnedServer {
+        let mut command = verbatim(home);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let child = command
             .args(["serve", "--port", "0"])
             .args(extra_args)
             .stdin(Stdio::null())

@@ -1,0 +1,212 @@
+//! `verbatim transcribe` and `verbatim models` end to end against the real binary.
+
+mod common;
+
+use assert_cmd::Command;
+use common::{SpawnedServer, speak, test_models};
+use predicates::prelude::*;
+
+fn cli(home: &std::path::Path, models: &std::path::Path) -> Command {
+    let mut cmd = Command::new(common::binary());
+    cmd.env("VERBATIM_HOME", home)
+        .env("VERBATIM_MODELS_DIR", models)
+        .env_remove("VERBATIM_API_TOKEN");
+    cmd
+}
+
+#[test]
+fn transcribe_a_file_stdin_and_subtitles() {
+    let Some(models) = test_models() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let models = models.path().to_path_buf();
+    cli(home.path(), &models)
+        .args(["models", "select", "tiny.en"])
+        .assert()
+        .success()
+        .stdout("Selected whisper (tiny.en)\n");
+    let _server =
+        SpawnedServer::start_with_env(home.path(), &[], &[("VERBATIM_MODELS_DIR", &models)]);
+    cli(home.path(), &models)
+        .arg("status")
+        .assert()
+        .success()
+        .stdout("Ready - whisper (tiny.en)\n");
+
+    let clip = speak(
+        home.path(),
+        "report",
+        "Please send the quarterly report to the finance team before Friday afternoon.",
+    );
+    let expected =
+        "Please send the quarterly report to the finance team before Friday afternoon.\n";
+    // A path goes through the local-file route; a relative path is resolved here.
+    cli(home.path(), &models)
+        .arg("transcribe")
+        .arg(&clip)
+        .assert()
+        .success()
+        .stdout(expected);
+    cli(home.path(), &models)
+        .current_dir(home.path())
+        .args(["transcribe", "report.wav"])
+        .assert()
+        .success()
+        .stdout(expected);
+    // Standard input is uploaded.
+    let bytes = std::fs::read(&clip).unwrap();
+    cli(home.path(), &models)
+        .args(["transcribe", "-"])
+        .write_stdin(bytes.clone())
+        .assert()
+        .success()
+        .stdout(expected);
+    cli(home.path(), &models)
+        .arg("transcribe")
+        .write_stdin(bytes)
+        .assert()
+        .success()
+        .stdout(expected);
+
+    let srt = cli(home.path(), &models)
+        .args(["transcribe"])
+        .arg(&clip)
+        .args(["--format", "srt"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let srt = String::from_utf8(srt).unwrap();
+    assert!(srt.starts_with("1\n00:00:00,000 --> 00:00:0"), "{srt}");
+    assert!(srt.contains("quarterly report"), "{srt}");
+    let vtt = cli(home.path(), &models)
+        .args(["transcribe", "--format", "vtt"])
+        .arg(&clip)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(
+        String::from_utf8(vtt)
+            .unwrap()
+            .starts_with("WEBVTT\n\n00:00:00.000 --> ")
+    );
+
+    let json = cli(home.path(), &models)
+        .args(["transcribe", "--json"])
+        .arg(&clip)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(
+        (json["engine"].as_str(), json["model"].as_str()),
+        (Some("whisper"), Some("tiny.en"))
+    );
+
+    // The models table marks the selection.
+    cli(home.path(), &models)
+        .arg("models")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("*tiny.en").and(
+                predicate::str::is_match(
+                    r"\*tiny\.en +whisper +Whisper Tiny \(English\) +75 MB +1 +ready",
+                )
+                .unwrap(),
+            ),
+        );
+}
+
+#[test]
+fn transcribe_errors_map_to_exit_codes() {
+    let home = tempfile::tempdir().unwrap();
+    let models = tempfile::tempdir().unwrap();
+    let models = models.path();
+    // Local errors: exit 1, before any request.
+    cli(home.path(), models)
+        .args(["transcribe", "/no/such/clip.wav"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("File not found"));
+    cli(home.path(), models)
+        .args(["transcribe", "-"])
+        .write_stdin(Vec::new())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("No audio on standard input"));
+    cli(home.path(), models)
+        .args([
+            "transcribe",
+            "--language",
+            "en",
+            "--language-hint",
+            "de",
+            "x.wav",
+        ])
+        .assert()
+        .code(1);
+    // Nothing listening: exit 2.
+    let port = common::closed_port().to_string();
+    let clip = speak(home.path(), "hello", "Hello there.");
+    cli(home.path(), models)
+        .args(["transcribe", "--port", &port])
+        .arg(&clip)
+        .assert()
+        .code(2);
+    // The server refuses: exit 3 with its message (no model selected).
+    let _server =
+        SpawnedServer::start_with_env(home.path(), &[], &[("VERBATIM_MODELS_DIR", models)]);
+    cli(home.path(), models)
+        .arg("transcribe")
+        .arg(&clip)
+        .assert()
+        .code(3)
+        .stderr("Error: Server returned 503 - No engine selected. Select an engine first.\n");
+    cli(home.path(), models)
+        .args(["models", "select", "tiny.en"])
+        .assert()
+        .success();
+    cli(home.path(), models)
+        .arg("transcribe")
+        .arg(&clip)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "Server returned 409 - Engine 'whisper' is not configured",
+        ));
+    cli(home.path(), models)
+        .args(["models", "select", "tiny.fr"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("Unknown model 'tiny.fr'"));
+}
+
+#[test]
+fn import_ct2_refuses_malformed_input_and_leaves_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let models = tempfile::tempdir().unwrap();
+    let source = tempfile::tempdir().unwrap();
+    std::fs::write(source.path().join("config.json"), "{}").unwrap();
+    std::fs::write(source.path().join("model.bin"), b"\x06\x00\x00\x00garbage").unwrap();
+    std::fs::write(source.path().join("vocabulary.txt"), "a\nb\n").unwrap();
+    cli(home.path(), models.path())
+        .args(["models", "import-ct2"])
+        .arg(source.path())
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("model.bin"));
+    assert_eq!(
+        std::fs::read_dir(models.path()).unwrap().count(),
+        0,
+        "no partial model left"
+    );
+    cli(home.path(), models.path())
+        .args(["models", "import-ct2", "/no/such/dir"])
+        .assert()
+        .code(1);
+}
