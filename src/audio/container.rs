@@ -622,3 +622,103 @@ impl MediaSource for Mp4Source {
         Some(self.len)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_sync_patterns() {
+        // MPEG-1 Layer III, 128 kb/s, 44.1 kHz.
+        assert_eq!(
+            mpeg_or_adts(&[0xFF, 0xFB, 0x90, 0x64]),
+            Some(Container::MpegAudio)
+        );
+        // ADTS, MPEG-4 AAC LC, 44.1 kHz.
+        assert_eq!(
+            mpeg_or_adts(&[0xFF, 0xF1, 0x50, 0x80]),
+            Some(Container::Adts)
+        );
+        // Reserved version, bad bitrate index, reserved rate, no sync.
+        assert_eq!(mpeg_or_adts(&[0xFF, 0xEB, 0x90, 0x64]), None);
+        assert_eq!(mpeg_or_adts(&[0xFF, 0xFB, 0xF0, 0x64]), None);
+        assert_eq!(mpeg_or_adts(&[0xFF, 0xFB, 0x9C, 0x64]), None);
+        assert_eq!(mpeg_or_adts(&[0x00, 0xFB, 0x90, 0x64]), None);
+    }
+
+    #[test]
+    fn leading_signatures() {
+        assert_eq!(
+            sniff_head(b"RIFF\0\0\0\0WAVEfmt "),
+            Some(Sniffed::Supported(Container::Wav))
+        );
+        assert_eq!(sniff_head(b"RIFF\0\0\0\0AVI LIST"), None);
+        assert_eq!(
+            sniff_head(b"\0\0\0\x20ftypM4A "),
+            Some(Sniffed::Supported(Container::Mp4))
+        );
+        assert_eq!(
+            sniff_head(b"OggS\0\x02"),
+            Some(Sniffed::Supported(Container::Ogg))
+        );
+        assert_eq!(sniff_head(b"#!AMR\n"), Some(Sniffed::Unsupported("AMR")));
+        assert_eq!(sniff_head(b"Hello"), None);
+    }
+
+    #[test]
+    fn flac_after_an_id3_tag_is_recognised() {
+        let mut bytes = b"ID3\x04\x00\x00\x00\x00\x00\x05hello".to_vec();
+        bytes.extend_from_slice(&[0; 100]); // padding after the tag
+        bytes.extend_from_slice(b"fLaC\x00\x00\x00\x22");
+        let mut file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut file, &bytes).unwrap();
+        assert_eq!(
+            sniff(&mut file).unwrap(),
+            Sniffed::Supported(Container::Flac)
+        );
+    }
+
+    #[test]
+    fn gapless_trim_from_an_edit_list() {
+        let scan = Mp4Scan {
+            movie_timescale: 1000,
+            tracks: vec![TrackEdits {
+                media_timescale: 44_100,
+                media_duration: 90_112,   // 88 AAC frames
+                edit: Some((1024, 2000)), // skip the priming frame, keep 2 s
+                complex_edits: false,
+            }],
+            ..Mp4Scan::default()
+        };
+        assert_eq!(
+            scan.trim(0, 44_100),
+            Some(Trim {
+                start: 1024,
+                keep: Some(88_200)
+            })
+        );
+        // Other output rates scale, unknown tracks have no trim.
+        assert_eq!(scan.trim(0, 22_050).unwrap().start, 512);
+        assert_eq!(scan.trim(1, 44_100), None);
+
+        // An edit that cuts deep into the media is a real edit, not gapless info: ignored.
+        let mut deep = scan;
+        deep.tracks[0].edit = Some((44_100 * 5, 2000));
+        assert_eq!(deep.trim(0, 44_100), None);
+    }
+
+    #[test]
+    fn trim_applies_across_buffers() {
+        let mut trim = Trim {
+            start: 3,
+            keep: Some(4),
+        };
+        let a = [1.0, 2.0];
+        let b = [3.0, 4.0, 5.0];
+        let c = [6.0, 7.0, 8.0, 9.0];
+        assert!(trim.apply(&a).is_empty());
+        assert_eq!(trim.apply(&b), &[4.0, 5.0]);
+        assert_eq!(trim.apply(&c), &[6.0, 7.0]);
+        assert!(trim.apply(&c).is_empty());
+    }
+}

@@ -7,6 +7,13 @@
 //! averaged down to mono and pushed through a [`StreamingResampler`], so only the 16 kHz
 //! result is kept in memory.
 //!
+//! # Format detection
+//!
+//! The format is recognised from the leading bytes of the file (after any ID3v2 tag), not
+//! from the name: see `container::sniff`. Unrecognised bytes are [`DecodeError::NotAudio`];
+//! recognisable but unsupported formats (Opus, WebM, AIFF, WMA, AMR, ...) are
+//! [`DecodeError::UnsupportedCodec`] with the format's name.
+//!
 //! # Damaged input
 //!
 //! The rule for damaged or hostile input:
@@ -16,17 +23,21 @@
 //!   rest of the stream is treated as garbage and decoding stops there.
 //! * The stream ending early (a truncated file) or the container becoming unreadable after
 //!   some audio was decoded ends decoding; everything decoded up to that point is kept. A
-//!   file cut short therefore yields the audio before the cut.
-//! * The result is an error if no audio frame was decoded at all, or if fewer packets decoded
-//!   than were rejected (such audio is too gappy to transcribe faithfully).
+//!   file cut short therefore yields the audio before the cut (for MP4, as long as its index
+//!   comes before the media data; Ogg loses the partial last page).
+//! * The result is an error if no audio frame was decoded at all ([`DecodeError::Corrupt`]
+//!   when packets were rejected or the header is cut short, [`DecodeError::Empty`] when the
+//!   stream simply holds no samples), or if more packets were rejected than decoded (such
+//!   audio is too gappy to transcribe faithfully).
 //! * A panic inside the decoding libraries is caught and reported as
 //!   [`DecodeError::Corrupt`]. (The panic message still goes to the process panic hook.)
+//! * Float samples are clipped to [-1, 1] and NaN is replaced by silence.
 //! * Decompression bombs are bounded: decoding stops with [`DecodeError::TooLong`] once more
 //!   than [`MAX_DURATION_SECS`] of audio has come out.
-//!
-//! Not covered: a container that declares an absurd table size can make the demuxer request
-//! a huge allocation, and a failed allocation aborts the process rather than unwinding.
-//! Run decoding in a memory-limited worker process where that matters.
+//! * MP4 sample tables whose entry counts exceed their box are rejected before the demuxer
+//!   sees them: it pre-allocates from those counts, and a failed allocation aborts the
+//!   process instead of unwinding. Allocation aborts elsewhere cannot be caught; a
+//!   memory-limited worker process is the only complete guard against those.
 
 use std::fs::File;
 use std::io::{ErrorKind, Seek, SeekFrom};
@@ -96,7 +107,7 @@ pub enum DecodeError {
     #[error("The audio file is corrupt or truncated: {0}.")]
     Corrupt(String),
     /// The decoded audio exceeds [`MAX_DURATION_SECS`].
-    #[error("The audio is longer than the supported maximum of {max_secs} seconds.")]
+    #[error("The audio is longer than the supported maximum of {} minutes.", max_secs / 60)]
     TooLong {
         /// The limit that was exceeded, in seconds.
         max_secs: u64,
@@ -114,14 +125,15 @@ pub enum DecodeError {
 ///
 /// See the module documentation for how damaged input is handled.
 pub fn decode_file(path: &Path, hint: Option<&str>) -> Result<DecodedAudio, DecodeError> {
-    let file = File::open(path)?;
-    let meta = file.metadata()?;
-    if meta.is_dir() {
+    // Check before opening: opening a FIFO would block, and a device could stream forever.
+    if !std::fs::metadata(path)?.is_file() {
         return Err(DecodeError::Io(std::io::Error::new(
             ErrorKind::InvalidInput,
-            "the path is a directory",
+            "not a regular file",
         )));
     }
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
     if meta.len() == 0 {
         return Err(DecodeError::Empty);
     }
@@ -190,17 +202,12 @@ fn codec_name(codec: CodecType) -> String {
 }
 
 /// Maps a symphonia error raised while opening the container.
-fn open_error(err: SymphoniaError, unsupported_by_hint: Option<&'static str>) -> DecodeError {
+fn open_error(err: SymphoniaError) -> DecodeError {
     match err {
-        SymphoniaError::Unsupported(what) => {
-            if let Some(name) = unsupported_by_hint {
-                DecodeError::UnsupportedCodec(name.to_owned())
-            } else if what.starts_with("core (probe)") {
-                DecodeError::NotAudio
-            } else {
-                DecodeError::UnsupportedCodec(what.to_owned())
-            }
+        SymphoniaError::Unsupported(what) if what.starts_with("core (probe)") => {
+            DecodeError::NotAudio
         }
+        SymphoniaError::Unsupported(what) => DecodeError::UnsupportedCodec(what.to_owned()),
         SymphoniaError::IoError(e) if e.kind() == ErrorKind::UnexpectedEof => {
             DecodeError::Corrupt("the file ends inside the header".to_owned())
         }
@@ -219,20 +226,29 @@ fn open_error(err: SymphoniaError, unsupported_by_hint: Option<&'static str>) ->
 
 /// Rejects codec parameters that would make the decoder allocate absurd buffers.
 fn check_params(params: &CodecParameters) -> Result<(), DecodeError> {
-    if let Some(rate) = params.sample_rate {
-        if !SOURCE_RATE_RANGE.contains(&rate) {
-            return Err(DecodeError::Corrupt(format!(
-                "implausible sample rate of {rate} Hz"
-            )));
-        }
+    if let Some(rate) = params.sample_rate
+        && !SOURCE_RATE_RANGE.contains(&rate)
+    {
+        return Err(DecodeError::Corrupt(format!(
+            "implausible sample rate of {rate} Hz"
+        )));
     }
     let channels = params.channels.map_or(1, |c| c.count().max(1)) as u64;
-    if let Some(frames) = params.max_frames_per_packet {
-        if frames.saturating_mul(channels) > MAX_SAMPLES_PER_PACKET {
-            return Err(DecodeError::Corrupt("implausible packet size".to_owned()));
-        }
+    if let Some(frames) = params.max_frames_per_packet
+        && frames.saturating_mul(channels) > MAX_SAMPLES_PER_PACKET
+    {
+        return Err(DecodeError::Corrupt("implausible packet size".to_owned()));
     }
     Ok(())
+}
+
+/// Where decoded audio goes, set up from the first decoded buffer.
+struct Output {
+    resampler: StreamingResampler,
+    /// Source sample rate; packets at another rate are rejected as damaged.
+    rate: u32,
+    /// Source channel count, as reported.
+    channels: u16,
 }
 
 fn decode_stream(
@@ -276,7 +292,7 @@ fn decode_stream(
     };
     let probed = symphonia::default::get_probe()
         .format(&sym_hint, mss, &format_opts, &MetadataOptions::default())
-        .map_err(|e| open_error(e, None))?;
+        .map_err(open_error)?;
     let mut format: Box<dyn FormatReader> = probed.format;
 
     // Pick the default track if it is audio, else the first audio track we can decode.
@@ -285,11 +301,11 @@ fn decode_stream(
         .iter()
         .filter(|t| t.codec_params.codec != CODEC_TYPE_NULL)
         .collect();
-    if let Some(default) = format.default_track() {
-        if let Some(pos) = candidates.iter().position(|t| t.id == default.id) {
-            let track = candidates.remove(pos);
-            candidates.insert(0, track);
-        }
+    if let Some(default) = format.default_track()
+        && let Some(pos) = candidates.iter().position(|t| t.id == default.id)
+    {
+        let track = candidates.remove(pos);
+        candidates.insert(0, track);
     }
     if candidates.is_empty() {
         return Err(DecodeError::NoAudioTrack);
@@ -312,7 +328,7 @@ fn decode_stream(
                         )),
                         None => DecodeError::UnsupportedCodec(codec_name(track.codec_params.codec)),
                     },
-                    other => open_error(other, None),
+                    other => open_error(other),
                 })
         });
         match attempt {
@@ -330,7 +346,7 @@ fn decode_stream(
     };
     drop(candidates);
 
-    let mut stream: Option<(StreamingResampler, u32, u16)> = None; // resampler, rate, channels
+    let mut stream: Option<Output> = None; // set by the first decoded buffer
     let mut mono: Vec<f32> = Vec::new();
     // Encoder delay / padding of MP4 tracks, once the sample rate is known.
     let mut trim = Trim {
@@ -409,62 +425,55 @@ fn decode_stream(
             continue;
         }
         let spec = *buf.spec();
-        let channels = spec.channels.count();
-        let (resampler, rate, _) = match &mut stream {
-            Some((resampler, rate, _)) => {
-                if spec.rate != *rate || channels == 0 {
-                    // A damaged frame header; the stream cannot change rate mid-way.
-                    first_problem
-                        .get_or_insert_with(|| "the sample rate changes mid-stream".to_owned());
-                    bad_packets += 1;
-                    consecutive_bad += 1;
-                    if consecutive_bad > MAX_CONSECUTIVE_BAD_PACKETS {
-                        break;
-                    }
-                    continue;
-                }
-                (resampler, *rate, ())
+        if stream.is_none() {
+            if !SOURCE_RATE_RANGE.contains(&spec.rate) {
+                return Err(DecodeError::Corrupt(format!(
+                    "implausible sample rate of {} Hz",
+                    spec.rate
+                )));
             }
-            None => {
-                if !SOURCE_RATE_RANGE.contains(&spec.rate) {
-                    return Err(DecodeError::Corrupt(format!(
-                        "implausible sample rate of {} Hz",
-                        spec.rate
-                    )));
-                }
-                if channels == 0 {
-                    return Err(DecodeError::Corrupt(
-                        "the stream has no channels".to_owned(),
-                    ));
-                }
-                if let Some(t) = mp4.as_ref().and_then(|scan| scan.trim(track_id, spec.rate)) {
-                    trim = t;
-                }
-                let (resampler, rate, _) = stream.insert((
-                    StreamingResampler::new(spec.rate),
-                    spec.rate,
-                    u16::try_from(channels).unwrap_or(u16::MAX),
-                ));
-                (resampler, *rate, ())
+            if let Some(t) = mp4.as_ref().and_then(|scan| scan.trim(track_id, spec.rate)) {
+                trim = t;
             }
-        };
+            stream = Some(Output {
+                resampler: StreamingResampler::new(spec.rate),
+                rate: spec.rate,
+                channels: u16::try_from(spec.channels.count()).unwrap_or(u16::MAX),
+            });
+        }
+        let out = stream.as_mut().expect("initialised above");
+        if spec.rate != out.rate || spec.channels.count() == 0 {
+            // A damaged frame header: the stream cannot change rate mid-way.
+            first_problem.get_or_insert_with(|| "the sample rate changes mid-stream".to_owned());
+            bad_packets += 1;
+            consecutive_bad += 1;
+            if consecutive_bad > MAX_CONSECUTIVE_BAD_PACKETS {
+                break;
+            }
+            continue;
+        }
 
         downmix(&buf, &mut mono);
         let kept = trim.apply(&mono);
-        resampler.push(kept);
+        out.resampler.push(kept);
         kept_frames += kept.len() as u64;
         decoded_frames += frames as u64;
         good_packets += 1;
         consecutive_bad = 0;
 
-        if decoded_frames > MAX_DURATION_SECS * u64::from(rate) {
+        if decoded_frames > MAX_DURATION_SECS * u64::from(out.rate) {
             return Err(DecodeError::TooLong {
                 max_secs: MAX_DURATION_SECS,
             });
         }
     }
 
-    let Some((resampler, rate, channels)) = stream else {
+    let Some(Output {
+        resampler,
+        rate,
+        channels,
+    }) = stream
+    else {
         return Err(match first_problem {
             Some(problem) => DecodeError::Corrupt(format!("no audio could be decoded ({problem})")),
             None => DecodeError::Empty,
@@ -501,8 +510,8 @@ fn is_data_error(e: &std::io::Error) -> bool {
     )
 }
 
-/// Averages all channels of `buf` into `out` (cleared first). Non-finite float samples
-/// become silence.
+/// Averages all channels of `buf` into `out` (cleared first). Float samples are sanitized
+/// (see [`sanitize`]).
 fn downmix(buf: &AudioBufferRef<'_>, out: &mut Vec<f32>) {
     match buf {
         AudioBufferRef::U8(b) => downmix_planes(b, out),
@@ -545,11 +554,11 @@ where
     }
 }
 
+/// Float streams carry no range guarantee: NaN becomes silence and everything is clipped to
+/// full scale, so damaged data cannot overflow the resampler.
 fn sanitize(samples: &mut [f32]) {
     for s in samples {
-        if !s.is_finite() {
-            *s = 0.0;
-        }
+        *s = if s.is_nan() { 0.0 } else { s.clamp(-1.0, 1.0) };
     }
 }
 
@@ -599,5 +608,16 @@ mod tests {
             &mut out,
         );
         assert_eq!(out, vec![0.5, 0.5, 0.0, -0.5]);
+
+        buf.chan_mut(0)
+            .copy_from_slice(&[f32::INFINITY, 1e30, -1e30, 0.25]);
+        downmix(
+            &AudioBufferRef::F32(std::borrow::Cow::Borrowed(&buf)),
+            &mut out,
+        );
+        assert!(
+            out.iter().all(|s| s.is_finite() && s.abs() <= 1.0),
+            "{out:?}"
+        );
     }
 }

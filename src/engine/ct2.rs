@@ -32,6 +32,7 @@
 
 mod ggml;
 mod mel;
+mod plan;
 mod reader;
 mod vocab;
 
@@ -41,6 +42,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use ggml::{GgmlWriter, HParams, TensorType};
+use plan::tensor_plan;
 use reader::Ct2Model;
 use vocab::Vocabulary;
 
@@ -124,11 +126,15 @@ pub enum Ct2Error {
     Vocabulary { path: PathBuf, reason: String },
 }
 
+/// Tensor values converted per read.
+const CHUNK_ELEMENTS: u64 = 1 << 20;
 /// Largest config.json accepted.
 const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 /// Ordinary (BPE) tokens before `<|endoftext|>` in English-only and multilingual vocabularies.
 const N_ORDINARY_EN: usize = 50256;
 const N_ORDINARY_MULTILINGUAL: usize = 50257;
+/// Smallest Whisper vocabulary (English-only models).
+const MIN_VOCAB: u64 = 51864;
 /// whisper.cpp treats a model as multilingual from this vocabulary size on.
 const MULTILINGUAL_MIN_VOCAB: u64 = 51865;
 
@@ -186,24 +192,33 @@ pub fn import_ct2(
 
     let mut done = 0u64;
     for item in &plan {
-        let values = model.read_rows_f32(&item.source, item.row_start, item.row_count)?;
-        if values.len() as u64 != item.elements() {
-            return Err(Ct2Error::Malformed {
-                path: model_path.clone(),
-                reason: format!(
-                    "variable `{}` yielded {} values instead of {}",
-                    item.source,
-                    values.len(),
-                    item.elements()
-                ),
-            });
-        }
         let ty = item.kind.storage(weights);
         let dims: Vec<i32> = item.out_dims.iter().map(|&d| d as i32).collect();
         w.tensor_header(&item.name, &dims, ty).map_err(write_err)?;
-        w.tensor_data(&values, ty).map_err(write_err)?;
-        done += item.elements();
-        progress(done, total);
+        // Whole rows at a time (q8_0 blocks never straddle rows), about
+        // CHUNK_ELEMENTS values per read, so memory stays small for any model.
+        let row_len = (item.elements() / item.row_count.max(1)).max(1);
+        let step = (CHUNK_ELEMENTS / row_len).max(1);
+        let mut row = 0;
+        while row < item.row_count {
+            let n = step.min(item.row_count - row);
+            let values = model.read_rows_f32(&item.source, item.row_start + row, n)?;
+            if values.len() as u64 != n * row_len {
+                return Err(Ct2Error::Malformed {
+                    path: model_path.clone(),
+                    reason: format!(
+                        "variable `{}` yielded {} values instead of {}",
+                        item.source,
+                        values.len(),
+                        n * row_len
+                    ),
+                });
+            }
+            w.tensor_data(&values, ty).map_err(write_err)?;
+            done += values.len() as u64;
+            progress(done, total);
+            row += n;
+        }
     }
 
     let bytes_written = w.written();
@@ -328,6 +343,17 @@ fn derive_hparams(
     let n_audio_ctx = first_dim(model, "encoder/position_encodings/encodings")?;
     let n_text_ctx = first_dim(model, "decoder/position_encodings/encodings")?;
     let n_vocab = first_dim(model, "decoder/embeddings/weight")?;
+
+    if n_audio_ctx == 0 || n_text_ctx == 0 {
+        return Err(unsupported(format!(
+            "its context lengths are {n_audio_ctx} (audio) and {n_text_ctx} (text)"
+        )));
+    }
+    if n_vocab < MIN_VOCAB {
+        return Err(unsupported(format!(
+            "its vocabulary has {n_vocab} tokens; Whisper models have at least {MIN_VOCAB}"
+        )));
+    }
 
     let n_audio_layer = count_layers(model, path, "encoder/layer_")?;
     let n_text_layer = count_layers(model, path, "decoder/layer_")?;
@@ -469,324 +495,6 @@ fn ordinary_tokens(
     vocab.ordinary_token_bytes(expected)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    /// Biases, layer norms, positional embeddings: f32.
-    Vector,
-    /// Convolution kernels and conv biases: kernels f16, biases f32 (2-D, but
-    /// never quantized, as in whisper.cpp's quantizer).
-    ConvKernel,
-    ConvBias,
-    PositionalEmbedding,
-    /// 2-D weight matrices: f16 or q8_0.
-    Matrix,
-}
-
-impl Kind {
-    fn storage(self, weights: TensorType) -> TensorType {
-        match self {
-            Kind::Vector | Kind::ConvBias | Kind::PositionalEmbedding => TensorType::F32,
-            Kind::ConvKernel => TensorType::F16,
-            Kind::Matrix => weights,
-        }
-    }
-}
-
-/// One ggml tensor and where its data comes from.
-struct PlanItem {
-    name: String,
-    source: String,
-    /// Full shape the source variable must have.
-    source_shape: Vec<u64>,
-    row_start: u64,
-    row_count: u64,
-    /// Row-major shape written to the ggml file.
-    out_dims: Vec<u64>,
-    kind: Kind,
-}
-
-impl PlanItem {
-    fn elements(&self) -> u64 {
-        self.out_dims.iter().product()
-    }
-
-    fn validate(&self, model: &Ct2Model, path: &Path) -> Result<(), Ct2Error> {
-        let var = model.get(&self.source)?;
-        if var.shape != self.source_shape {
-            return Err(Ct2Error::BadShape {
-                path: path.to_path_buf(),
-                name: self.source.clone(),
-                found: var.shape.clone(),
-                expected: self.source_shape.clone(),
-            });
-        }
-        Ok(())
-    }
-}
-
-struct PlanBuilder {
-    /// Model width.
-    s: u64,
-    items: Vec<PlanItem>,
-}
-
-impl PlanBuilder {
-    /// Adds a tensor from `source` (whose full shape is `shape`), optionally
-    /// only rows `(start, count)` of it.
-    fn add(
-        &mut self,
-        name: String,
-        source: String,
-        shape: Vec<u64>,
-        rows: Option<(u64, u64)>,
-        kind: Kind,
-    ) {
-        let (row_start, row_count) = rows.unwrap_or((0, shape.first().copied().unwrap_or(1)));
-        let out_dims = if kind == Kind::ConvBias {
-            vec![row_count, 1]
-        } else {
-            let mut d = shape.clone();
-            if let Some(first) = d.first_mut() {
-                *first = row_count;
-            }
-            d
-        };
-        self.items.push(PlanItem {
-            name,
-            source,
-            source_shape: shape,
-            row_start,
-            row_count,
-            out_dims,
-            kind,
-        });
-    }
-
-    fn norm(&mut self, dst: &str, src: &str) {
-        self.add(
-            format!("{dst}.weight"),
-            format!("{src}/gamma"),
-            vec![self.s],
-            None,
-            Kind::Vector,
-        );
-        self.add(
-            format!("{dst}.bias"),
-            format!("{src}/beta"),
-            vec![self.s],
-            None,
-            Kind::Vector,
-        );
-    }
-
-    /// A linear layer `dst` taken from `src`, a `[fused_rows, in_features]`
-    /// weight and `[fused_rows]` bias, or from rows `rows` of them.
-    fn linear(
-        &mut self,
-        dst: &str,
-        src: &str,
-        in_features: u64,
-        fused_rows: u64,
-        rows: Option<(u64, u64)>,
-        bias: bool,
-    ) {
-        self.add(
-            format!("{dst}.weight"),
-            format!("{src}/weight"),
-            vec![fused_rows, in_features],
-            rows,
-            Kind::Matrix,
-        );
-        if bias {
-            self.add(
-                format!("{dst}.bias"),
-                format!("{src}/bias"),
-                vec![fused_rows],
-                rows,
-                Kind::Vector,
-            );
-        }
-    }
-
-    fn self_attention(&mut self, dst: &str, src: &str) {
-        let s = self.s;
-        self.norm(
-            &format!("{dst}.attn_ln"),
-            &format!("{src}/self_attention/layer_norm"),
-        );
-        let qkv = format!("{src}/self_attention/linear_0");
-        self.linear(
-            &format!("{dst}.attn.query"),
-            &qkv,
-            s,
-            3 * s,
-            Some((0, s)),
-            true,
-        );
-        self.linear(
-            &format!("{dst}.attn.key"),
-            &qkv,
-            s,
-            3 * s,
-            Some((s, s)),
-            false,
-        );
-        self.linear(
-            &format!("{dst}.attn.value"),
-            &qkv,
-            s,
-            3 * s,
-            Some((2 * s, s)),
-            true,
-        );
-        self.linear(
-            &format!("{dst}.attn.out"),
-            &format!("{src}/self_attention/linear_1"),
-            s,
-            s,
-            None,
-            true,
-        );
-    }
-
-    fn cross_attention(&mut self, dst: &str, src: &str) {
-        let s = self.s;
-        self.norm(
-            &format!("{dst}.cross_attn_ln"),
-            &format!("{src}/attention/layer_norm"),
-        );
-        let kv = format!("{src}/attention/linear_1");
-        self.linear(
-            &format!("{dst}.cross_attn.query"),
-            &format!("{src}/attention/linear_0"),
-            s,
-            s,
-            None,
-            true,
-        );
-        self.linear(
-            &format!("{dst}.cross_attn.key"),
-            &kv,
-            s,
-            2 * s,
-            Some((0, s)),
-            false,
-        );
-        self.linear(
-            &format!("{dst}.cross_attn.value"),
-            &kv,
-            s,
-            2 * s,
-            Some((s, s)),
-            true,
-        );
-        self.linear(
-            &format!("{dst}.cross_attn.out"),
-            &format!("{src}/attention/linear_2"),
-            s,
-            s,
-            None,
-            true,
-        );
-    }
-
-    fn ffn(&mut self, dst: &str, src: &str) {
-        let s = self.s;
-        self.norm(&format!("{dst}.mlp_ln"), &format!("{src}/ffn/layer_norm"));
-        self.linear(
-            &format!("{dst}.mlp.0"),
-            &format!("{src}/ffn/linear_0"),
-            s,
-            4 * s,
-            None,
-            true,
-        );
-        self.linear(
-            &format!("{dst}.mlp.2"),
-            &format!("{src}/ffn/linear_1"),
-            4 * s,
-            s,
-            None,
-            true,
-        );
-    }
-}
-
-/// Every tensor whisper.cpp loads, in the order written.
-fn tensor_plan(h: &HParams) -> Vec<PlanItem> {
-    let s = h.n_audio_state as u64;
-    let mut p = PlanBuilder {
-        s,
-        items: Vec::new(),
-    };
-
-    let pe = Kind::PositionalEmbedding;
-    p.add(
-        "encoder.positional_embedding".into(),
-        "encoder/position_encodings/encodings".into(),
-        vec![h.n_audio_ctx as u64, s],
-        None,
-        pe,
-    );
-    p.add(
-        "encoder.conv1.weight".into(),
-        "encoder/conv1/weight".into(),
-        vec![s, h.n_mels as u64, 3],
-        None,
-        Kind::ConvKernel,
-    );
-    p.add(
-        "encoder.conv1.bias".into(),
-        "encoder/conv1/bias".into(),
-        vec![s],
-        None,
-        Kind::ConvBias,
-    );
-    p.add(
-        "encoder.conv2.weight".into(),
-        "encoder/conv2/weight".into(),
-        vec![s, s, 3],
-        None,
-        Kind::ConvKernel,
-    );
-    p.add(
-        "encoder.conv2.bias".into(),
-        "encoder/conv2/bias".into(),
-        vec![s],
-        None,
-        Kind::ConvBias,
-    );
-    p.norm("encoder.ln_post", "encoder/layer_norm");
-    for i in 0..h.n_audio_layer {
-        let (dst, src) = (format!("encoder.blocks.{i}"), format!("encoder/layer_{i}"));
-        p.self_attention(&dst, &src);
-        p.ffn(&dst, &src);
-    }
-
-    p.add(
-        "decoder.positional_embedding".into(),
-        "decoder/position_encodings/encodings".into(),
-        vec![h.n_text_ctx as u64, s],
-        None,
-        pe,
-    );
-    p.add(
-        "decoder.token_embedding.weight".into(),
-        "decoder/embeddings/weight".into(),
-        vec![h.n_vocab as u64, s],
-        None,
-        Kind::Matrix,
-    );
-    p.norm("decoder.ln", "decoder/layer_norm");
-    for i in 0..h.n_text_layer {
-        let (dst, src) = (format!("decoder.blocks.{i}"), format!("decoder/layer_{i}"));
-        p.self_attention(&dst, &src);
-        p.cross_attention(&dst, &src);
-        p.ffn(&dst, &src);
-    }
-    p.items
-}
-
 /// A file beside the destination that is removed on drop unless committed.
 struct TempFile {
     path: PathBuf,
@@ -837,10 +545,10 @@ impl TempFile {
         })?;
         self.committed = true;
         // Make the rename durable; not every platform can open a directory.
-        if let Some(dir) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
+        if let Some(dir) = dest.parent().filter(|p| !p.as_os_str().is_empty())
+            && let Ok(d) = File::open(dir)
+        {
+            let _ = d.sync_all();
         }
         Ok(())
     }

@@ -77,7 +77,7 @@ pub(super) struct HParams {
 pub(super) struct GgmlWriter<W: Write> {
     inner: W,
     written: u64,
-    scratch: Vec<u8>,
+    chunk_buf: Vec<u8>,
 }
 
 impl<W: Write> GgmlWriter<W> {
@@ -85,7 +85,7 @@ impl<W: Write> GgmlWriter<W> {
         Self {
             inner,
             written: 0,
-            scratch: Vec::new(),
+            chunk_buf: Vec::new(),
         }
     }
 
@@ -162,22 +162,22 @@ impl<W: Write> GgmlWriter<W> {
             TensorType::F32 => self.f32_slice(values),
             TensorType::F16 => {
                 for chunk in values.chunks(1 << 16) {
-                    let mut buf = std::mem::take(&mut self.scratch);
+                    let mut buf = std::mem::take(&mut self.chunk_buf);
                     buf.clear();
                     buf.extend(chunk.iter().flat_map(|&v| f16::from_f32(v).to_le_bytes()));
                     let r = self.raw(&buf);
-                    self.scratch = buf;
+                    self.chunk_buf = buf;
                     r?;
                 }
                 Ok(())
             }
             TensorType::Q8_0 => {
                 for chunk in values.chunks(QK8_0 << 11) {
-                    let mut buf = std::mem::take(&mut self.scratch);
+                    let mut buf = std::mem::take(&mut self.chunk_buf);
                     buf.clear();
                     quantize_q8_0(chunk, &mut buf);
                     let r = self.raw(&buf);
-                    self.scratch = buf;
+                    self.chunk_buf = buf;
                     r?;
                 }
                 Ok(())
@@ -187,11 +187,11 @@ impl<W: Write> GgmlWriter<W> {
 
     fn f32_slice(&mut self, values: &[f32]) -> io::Result<()> {
         for chunk in values.chunks(1 << 16) {
-            let mut buf = std::mem::take(&mut self.scratch);
+            let mut buf = std::mem::take(&mut self.chunk_buf);
             buf.clear();
             buf.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
             let r = self.raw(&buf);
-            self.scratch = buf;
+            self.chunk_buf = buf;
             r?;
         }
         Ok(())

@@ -83,12 +83,13 @@ mod tests {
         f[mel * N_FREQ_BINS + bin]
     }
 
-    /// Reference values: Whisper's own `mel_filters.npz` (`mel_80`), exact.
+    /// Reference values: Whisper's own `mel_filters.npz` (`mel_80`), exact
+    /// (the f64 literals are the decimal expansions of the stored f32 values).
     #[test]
     fn mel80_matches_whisper_reference() {
         let f = mel_filters(80);
         assert_eq!(f.len(), 80 * 201);
-        let known: [(usize, usize, f32); 10] = [
+        let known: [(usize, usize, f64); 10] = [
             (0, 1, 0.024_862_594_902_515_41),
             (1, 1, 0.001_990_821_911_022_067),
             (1, 2, 0.022_871_771_827_340_126),
@@ -101,7 +102,7 @@ mod tests {
             (79, 189, 0.001_765_726_832_672_953_6),
         ];
         for (m, b, v) in known {
-            assert_eq!(at(&f, m, b), v, "mel {m} bin {b}");
+            assert_eq!(at(&f, m, b) as f64, v, "mel {m} bin {b}");
         }
         // Number of non-zero bins per filter, as in the reference.
         let nz = |m: usize| (0..N_FREQ_BINS).filter(|&b| at(&f, m, b) != 0.0).count();
@@ -118,11 +119,11 @@ mod tests {
     fn mel128_matches_whisper_reference() {
         let f = mel_filters(128);
         assert_eq!(f.len(), 128 * 201);
-        assert_eq!(at(&f, 0, 1), 0.012_373_986_653_983_593);
-        assert_eq!(at(&f, 64, 42), 0.006_749_682_594_090_7);
-        assert_eq!(at(&f, 64, 43), 0.018_091_518_431_901_932);
-        assert_eq!(at(&f, 127, 191), 0.000_475_695_094_792_172_3);
-        assert_eq!(at(&f, 127, 192), 0.001_617_171_685_211_360_5);
+        assert_eq!(at(&f, 0, 1) as f64, 0.012_373_986_653_983_593);
+        assert_eq!(at(&f, 64, 42) as f64, 0.006_749_682_594_090_7);
+        assert_eq!(at(&f, 64, 43) as f64, 0.018_091_518_431_901_932);
+        assert_eq!(at(&f, 127, 191) as f64, 0.000_475_695_094_792_172_3);
+        assert_eq!(at(&f, 127, 192) as f64, 0.001_617_171_685_211_360_5);
         let nz = |m: usize| (0..N_FREQ_BINS).filter(|&b| at(&f, m, b) != 0.0).count();
         assert_eq!((nz(0), nz(64), nz(127)), (1, 2, 9));
         let sum: f64 = f.iter().map(|&x| x as f64).sum();

@@ -241,7 +241,8 @@ impl Ct2Model {
                 "it declares {count} variables, more than the file can hold"
             )));
         }
-        let mut variables = HashMap::with_capacity(count as usize);
+        // The count is only bounded by the file size: do not trust it for allocation.
+        let mut variables = HashMap::with_capacity(count.min(4096) as usize);
         for index in 0..count {
             let what = format!("variable {index} of {count}");
             let name = r.string(&what)?;

@@ -1,0 +1,167 @@
+//! Language detection, language-hint shortlists and translation on the multilingual base model,
+//! the request prompt on tiny.en, and the CT2 importer against the models setup installed.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use axum::body::Body;
+use axum::http::StatusCode;
+use common::{TestApp, request, send, test_models};
+use serde_json::{Value, json};
+
+fn espeak(dir: &Path, voice: &str, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("{name}.wav"));
+    let ok = Command::new("espeak-ng")
+        .args(["-v", voice, "-s", "140", "-w"])
+        .arg(&path)
+        .arg(text)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    path
+}
+
+async fn transcribe(app: &TestApp, body: Value) -> Value {
+    let req = request("POST", "/v1/transcribe/local-file")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let (status, _, answer) = send(&app.router(), req).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn languages_are_detected_restricted_by_hints_and_translated() {
+    let Some(models) = test_models() else { return };
+    let app = TestApp::real(models);
+    app.select("base");
+    let dir = tempfile::tempdir().unwrap();
+    let german = espeak(
+        dir.path(),
+        "de",
+        "de",
+        "Guten Morgen. Heute ist das Wetter sehr schön und wir gehen in den Park.",
+    );
+    let french = espeak(
+        dir.path(),
+        "fr",
+        "fr",
+        "Bonjour. Aujourd'hui il fait très beau et nous allons au parc.",
+    );
+
+    let de = transcribe(&app, json!({"path": german})).await;
+    assert_eq!(de["language"], "de", "{de}");
+    assert!(
+        de["text"].as_str().unwrap().contains("Guten Morgen"),
+        "{de}"
+    );
+    let fr = transcribe(&app, json!({"path": french})).await;
+    assert_eq!(fr["language"], "fr", "{fr}");
+
+    // A shortlist picks its most likely member...
+    let hinted = transcribe(
+        &app,
+        json!({"path": german, "language_hints": ["es", "de"]}),
+    )
+    .await;
+    assert_eq!(hinted["language"], "de");
+    // ...and never a language outside it.
+    let restricted = transcribe(
+        &app,
+        json!({"path": german, "language_hints": ["fr", "es"]}),
+    )
+    .await;
+    let language = restricted["language"].as_str().unwrap();
+    assert!(language == "fr" || language == "es", "{restricted}");
+    // One hint is an exact language.
+    let exact = transcribe(&app, json!({"path": french, "language_hints": ["fr"]})).await;
+    assert_eq!(exact["language"], "fr");
+
+    let translated = transcribe(&app, json!({"path": german, "task": "translate"})).await;
+    let text = translated["text"].as_str().unwrap().to_lowercase();
+    assert!(
+        text.contains("morning") || text.contains("weather") || text.contains("park"),
+        "{text}"
+    );
+    assert!(!text.contains("guten"), "{text}");
+
+    let unknown = request("POST", "/v1/transcribe/local-file")
+        .header("content-type", "application/json")
+        .body(Body::from(
+            json!({"path": german, "language": "xx"}).to_string(),
+        ))
+        .unwrap();
+    let (status, _, body) = send(&app.router(), unknown).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"]["message"], "Unknown language code 'xx'");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prompt_steers_a_name_the_model_otherwise_mishears() {
+    let Some(models) = test_models() else { return };
+    let app = TestApp::real(models);
+    app.select("tiny.en");
+    let dir = tempfile::tempdir().unwrap();
+    let clip = espeak(
+        dir.path(),
+        "en-us",
+        "name",
+        "Please ask Siobhan about the invoice.",
+    );
+    let plain = transcribe(&app, json!({"path": clip})).await;
+    assert!(
+        !plain["text"].as_str().unwrap().contains("Siobhan"),
+        "{plain}"
+    );
+    let prompted = transcribe(&app, json!({"path": clip, "prompt": "Siobhan"})).await;
+    assert!(
+        prompted["text"].as_str().unwrap().contains("Siobhan"),
+        "{prompted}"
+    );
+}
+
+#[test]
+fn importing_the_ct2_model_reproduces_the_installed_model() {
+    let Some(models) = test_models() else { return };
+    let Some(ct2) = std::env::var_os("VERBATIM_TEST_CT2") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "VERBATIM_TEST_CT2 is set by scripts/test"
+        );
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    for (id, quantize) in [("tiny.en", None), ("tiny.en", Some("q8_0"))] {
+        let mut cmd = Command::new(common::binary());
+        cmd.env("VERBATIM_HOME", home.path())
+            .env("VERBATIM_MODELS_DIR", target.path())
+            .args(["models", "import-ct2"])
+            .arg(Path::new(&ct2).join(id));
+        if let Some(q) = quantize {
+            cmd.args(["--quantize", q]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The f16 conversion is deterministic: byte for byte the model the tests transcribe with.
+    let converted = std::fs::read(target.path().join("ggml-tiny.en.bin")).unwrap();
+    let installed = std::fs::read(models.path().join("ggml-tiny.en.bin")).unwrap();
+    assert!(
+        converted == installed,
+        "conversion differs from the installed model"
+    );
+    // The id is derived from the model (size, language, quantization).
+    let q8 = std::fs::metadata(target.path().join("ggml-tiny.en-q8_0.bin"))
+        .unwrap()
+        .len();
+    assert!(q8 < converted.len() as u64 * 2 / 3, "q8_0 is smaller: {q8}");
+}
