@@ -351,6 +351,128 @@ fn engine_error(err: EngineError, engine: &str) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::catalog::whisper_model;
+    use crate::engine::{EngineOutput, ModelOffer};
+
+    /// An engine offering fixed models; transcription waits until `release` is closed.
+    struct Gate {
+        id: &'static str,
+        models: Vec<&'static str>,
+        release: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+    }
+
+    impl Engine for Gate {
+        fn id(&self) -> &'static str {
+            self.id
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            self.models
+                .iter()
+                .map(|id| ModelOffer {
+                    spec: whisper_model(id).unwrap(),
+                    downloaded: true,
+                    loaded: false,
+                })
+                .collect()
+        }
+        fn transcribe(&self, _: &str, _: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            let _ = self.release.lock().unwrap().recv();
+            Ok(EngineOutput {
+                text: String::new(),
+                language: None,
+                segments: vec![],
+            })
+        }
+    }
+
+    fn gate(
+        id: &'static str,
+        models: Vec<&'static str>,
+    ) -> (Arc<dyn Engine>, std::sync::mpsc::Sender<()>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        (
+            Arc::new(Gate {
+                id,
+                models,
+                release: std::sync::Mutex::new(rx),
+            }),
+            tx,
+        )
+    }
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn a_model_offered_by_two_engines_is_ambiguous_without_an_engine() {
+        let (_dir, store) = store();
+        let (a, _) = gate("whisper", vec!["tiny", "base"]);
+        let (b, _) = gate("other", vec!["base"]);
+        let t = Transcriber::new(vec![a, b], 1, 1);
+        let err = t.resolve(&store, None, Some("base")).err().unwrap();
+        assert_eq!(
+            err.message(),
+            "Ambiguous model id 'base' -- matches engines: whisper, other. Specify 'engine' too."
+        );
+        let picked = t.resolve(&store, Some("other"), Some("base")).ok().unwrap();
+        assert_eq!(picked.engine.id(), "other");
+        let only = t.resolve(&store, None, Some("tiny")).ok().unwrap();
+        assert_eq!(only.engine.id(), "whisper");
+        // Engine alone: its first downloaded model when it is not the selected engine.
+        let first = t.resolve(&store, Some("other"), None).ok().unwrap();
+        assert_eq!(first.offer.spec.id, "base");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn past_the_queue_requests_get_503_with_retry_after() {
+        let (_dir, store) = store();
+        let (engine, release) = gate("whisper", vec!["tiny"]);
+        let t = Arc::new(Transcriber::new(vec![engine], 1, 1));
+        let resolved = t.resolve(&store, None, Some("tiny")).ok().unwrap();
+        let audio = tempfile::NamedTempFile::new().unwrap();
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/audio/speech_16k_mono_s16.wav"
+            ),
+            audio.path(),
+        )
+        .unwrap();
+        let run = |t: Arc<Transcriber>, r: Resolved, path: std::path::PathBuf| async move {
+            t.transcribe(
+                &r,
+                &path,
+                None,
+                &TranscribeOptions::default(),
+                PostProcessing::default(),
+            )
+            .await
+        };
+        // One runs, one waits in the queue of one...
+        let first = tokio::spawn(run(t.clone(), resolved.clone(), audio.path().into()));
+        while t.slots.available_permits() > 0 {
+            tokio::task::yield_now().await;
+        }
+        let second = tokio::spawn(run(t.clone(), resolved.clone(), audio.path().into()));
+        while t.waiting.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        // ...and the next is refused at once.
+        let third = run(t.clone(), resolved.clone(), audio.path().into()).await;
+        assert_eq!(
+            third,
+            Err(ApiError::EngineBusy {
+                retry_after_secs: 5
+            })
+        );
+        release.send(()).unwrap();
+        release.send(()).unwrap();
+        assert!(first.await.unwrap().is_ok());
+        assert!(second.await.unwrap().is_ok());
+    }
 
     #[test]
     fn the_prompt_is_joined_with_the_terms_by_a_newline() {
