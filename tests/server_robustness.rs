@@ -155,3 +155,85 @@ fn parse_response_reads_status_and_body() {
         (404, "HTTP/1.1 404 Not Found\r\nA: b", "{}")
     );
 }
+
+/// Peak resident memory of a process, from `/proc/<pid>/status`, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_chunked_upload_past_256_mib_gets_413_with_bounded_memory() {
+    use verbatim::engine::catalog::whisper_model;
+    use verbatim::engine::models::ModelDir;
+
+    let home = tempfile::tempdir().unwrap();
+    let models_dir = tempfile::tempdir().unwrap();
+    // A selected model whose weights are in place, so the route reads the body.
+    let models = ModelDir::new(models_dir.path());
+    let spec = whisper_model("tiny.en").unwrap();
+    let temp = models.temp_path(spec).unwrap();
+    std::fs::write(&temp, b"placeholder").unwrap();
+    models.install(spec, &temp, "0", "test").unwrap();
+    let select = common::verbatim(home.path())
+        .args(["models", "select", "tiny.en"])
+        .output()
+        .unwrap();
+    assert!(select.status.success());
+    let server = common::SpawnedServer::start_with_env(
+        home.path(),
+        &[],
+        &[("VERBATIM_MODELS_DIR", models_dir.path())],
+    );
+    let pid = server.child.id();
+    let before = peak_rss_kib(pid);
+
+    let port = server.discovery.port;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let head = format!(
+        "POST /v1/transcribe HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: audio/wav\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    // 257 MiB in 1 MiB chunks, streamed from one reused buffer.
+    let chunk = vec![0x55u8; 1 << 20];
+    let chunk_head = format!("{:x}\r\n", chunk.len());
+    let mut sent = 0u64;
+    for _ in 0..257 {
+        let ok = stream.write_all(chunk_head.as_bytes()).is_ok()
+            && stream.write_all(&chunk).is_ok()
+            && stream.write_all(b"\r\n").is_ok();
+        if !ok {
+            break; // the server answered and closed early
+        }
+        sent += chunk.len() as u64;
+    }
+    let _ = stream.write_all(b"0\r\n\r\n");
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let (status, _, body) = parse_response(&raw);
+    assert_eq!(status, 413, "after {sent} bytes: {body}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body, error_json(ApiError::PayloadTooLarge));
+
+    let growth_mib = (peak_rss_kib(pid) - before) / 1024;
+    assert!(growth_mib < 64, "server memory grew by {growth_mib} MiB");
+    // Nothing was kept: no spooled upload is left in the temporary folder.
+    let leftovers = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("verbatim-upload-")
+                && e.metadata().map(|m| m.len() > (200 << 20)).unwrap_or(false)
+        })
+        .count();
+    assert_eq!(leftovers, 0, "a spooled upload was left behind");
+}
