@@ -7,6 +7,7 @@ pub mod audio; // decoding uploads to 16 kHz mono, resampling
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 pub mod discovery; // data folder, discovery file, server lock and API token
 pub mod engine; // Engine trait, model catalog, models folder, whisper engine
+pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
 pub mod store; // SQLite: migrations, durable writes, typed preferences
 pub mod transcribe; // the transcription path and its text post-processing

@@ -70,17 +70,30 @@ fn a_server_error_exits_3_with_its_message() {
         .env("VERBATIM_API_TOKEN", "wrong")
         .assert()
         .code(3);
+    let table = predicate::str::is_match(
+        r"(?m)^tiny\.en +whisper +Whisper Tiny \(English\) +75 MB +1 +not_configured$",
+    )
+    .unwrap();
     cli(tmp.path())
         .arg("models")
         .assert()
         .success()
-        .stdout("No models available.\n");
-    cli(tmp.path())
+        .stdout(table);
+    let out = cli(tmp.path())
         .args(["models", "--json"])
         .env("VERBATIM_API_TOKEN", &server.discovery.token)
         .assert()
         .success()
-        .stdout(predicate::str::contains("\"models\": []"));
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let models = json["models"].as_array().unwrap();
+    assert!(
+        models
+            .iter()
+            .any(|m| m["id"] == "base" && m["status"] == "not_configured")
+    );
 }
 
 #[test]

@@ -1,0 +1,3 @@
+//! The Recorder: a pure state machine ([`machine`]) driven by a service that owns the devices.
+
+pub mod machine;
