@@ -2,4 +2,6 @@
 
 mod container;
 pub mod decode;
+pub mod mix;
 pub mod resample;
+pub mod wav;
