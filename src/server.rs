@@ -137,18 +137,16 @@ pub async fn run(
     result.map_err(|source| StartError::Bind { port, source })
 }
 
-/// Completes on SIGINT or SIGTERM.
-pub async fn termination_signal() {
+/// Installs SIGINT and SIGTERM handlers now (call inside the runtime, before the server is
+/// announced) and returns a future that completes when either arrives.
+pub fn termination_signal() -> std::io::Result<impl Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        tracing::error!("cannot install signal handlers; stop the server with SIGKILL");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM received, stopping"),
-        _ = int.recv() => tracing::info!("SIGINT received, stopping"),
-    }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received, stopping"),
+            _ = int.recv() => tracing::info!("SIGINT received, stopping"),
+        }
+    })
 }

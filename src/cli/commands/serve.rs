@@ -44,8 +44,13 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
         data_dir,
         port,
     };
+    // Handlers first: a signal arriving once the discovery file is published must stop cleanly.
+    let shutdown = {
+        let _inside = runtime.enter();
+        server::termination_signal().map_err(CliError::local)?
+    };
     runtime
-        .block_on(server::run(setup, server::termination_signal(), |port| {
+        .block_on(server::run(setup, shutdown, |port| {
             let kind = match backends {
                 Backends::Real => "Verbatim API",
                 Backends::Simulated => "Verbatim API (simulated devices and engine)",
