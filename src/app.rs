@@ -93,6 +93,10 @@ pub struct App {
 impl App {
     pub fn build(config: Config) -> Result<Arc<App>, StoreError> {
         let store = config.data_dir.open_store()?;
+        let expired = store.apply_history_retention()?;
+        if expired > 0 {
+            tracing::info!("removed {expired} history entries outside the retention window");
+        }
         // Create the token now so the discovery file and the auth check agree from the start.
         discovery::token(&store)?;
         let engines = engines_for(config.backends, &config.models, &store)?;

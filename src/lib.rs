@@ -4,12 +4,13 @@
 pub mod api; // axum router: one module per resource, the Error object, security middleware
 pub mod app; // App: the assembled store, data folder and settings the routes share
 pub mod audio; // decoding uploads to 16 kHz mono, resampling
+pub mod backup; // settings backups: the document, its validation, export and the merging import
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 pub mod dictation; // system-wide dictation: state machine and the service driving it
 pub mod discovery; // data folder, discovery file, server lock and API token
 pub mod engine; // Engine trait, model catalog, models folder, whisper engine
 pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
-pub mod store; // SQLite: migrations, durable writes, typed preferences
+pub mod store; // SQLite: migrations, durable writes, preferences, history, dictionary, workflows
 pub mod transcribe; // the transcription path and its text post-processing
 pub mod wire; // JSON shapes shared by the server and the client

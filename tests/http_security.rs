@@ -330,3 +330,66 @@ async fn status_reports_no_model_and_the_api_version() {
     .await;
     assert_eq!(models, serde_json::json!({ "models": [] }));
 }
+
+#[tokio::test]
+async fn web_pages_cannot_change_or_read_personal_data() {
+    let t = TestApp::new();
+    let router = t.router();
+    let (status, _) = common::call(
+        &router,
+        "PUT",
+        "/v1/dictionary/terms",
+        Some(serde_json::json!({"terms": ["original"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let attacks = [
+        (
+            "PUT",
+            "/v1/dictionary/terms",
+            r#"{"terms":["pwned"],"replace":true}"#,
+        ),
+        ("DELETE", "/v1/dictionary/terms", r#"{"term":"original"}"#),
+        (
+            "PUT",
+            "/v1/dictionary/corrections",
+            r#"{"original":"a","replacement":"b"}"#,
+        ),
+        (
+            "POST",
+            "/v1/settings/import",
+            r#"{"schemaVersion":1,"preferences":{"historyRetentionDays":1}}"#,
+        ),
+        ("GET", "/v1/settings/export", ""),
+        ("GET", "/v1/history", ""),
+    ];
+    for (method, path, body) in attacks {
+        for (header, value) in [
+            ("origin", "https://evil.example"),
+            ("sec-fetch-site", "cross-site"),
+        ] {
+            let req = request(method, path)
+                .header("content-type", "application/json")
+                .header(header, value)
+                .body(Body::from(body))
+                .unwrap();
+            let (status, _, answer) = send(&router, req).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path} {header}");
+            assert_eq!(
+                answer,
+                serde_json::to_value(ApiError::CrossOrigin.body()).unwrap()
+            );
+        }
+    }
+    let terms = t.app.store.enabled_terms().unwrap();
+    assert_eq!(terms.len(), 1);
+    assert_eq!(terms[0].term, "original");
+    assert!(t.app.store.enabled_corrections().unwrap().is_empty());
+    assert_eq!(
+        t.app
+            .store
+            .pref_int(&preferences::HISTORY_RETENTION_DAYS)
+            .unwrap(),
+        0
+    );
+}

@@ -3,8 +3,13 @@
 //! Request order: security headers -> Host / Origin checks (403) -> `OPTIONS` (204) ->
 //! route match (404) -> token (401) -> body size (413) -> handler (panics become 500).
 
+mod backup;
+mod dictionary;
 pub mod error;
-mod json;
+mod history;
+pub mod json;
+mod query;
+mod rules;
 pub mod security;
 mod status;
 mod transcribe;
@@ -21,6 +26,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use error::{ApiError, ApiErrorKind};
 
 use crate::app::App;
+use crate::wire::MAX_BODY_BYTES;
 
 /// Every route of the API for an application listening on `port` (the Host check needs it).
 pub fn router(app: Arc<App>, port: u16) -> Router {
@@ -28,8 +34,12 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
         .route("/v1/models", get(status::models))
         .route("/v1/transcribe", post(transcribe::upload))
         .route("/v1/transcribe/local-file", post(transcribe::local_file))
-        // Bodies are limited by `limit_body` (256 MiB, streamed), not axum's 2 MB default.
-        .layer(DefaultBodyLimit::disable())
+        .merge(history::routes())
+        .merge(dictionary::routes())
+        .merge(rules::routes())
+        .merge(backup::routes())
+        // The 256 MiB limit is `limit_body`'s; axum's own 2 MB default must not undercut it.
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES as usize))
         .route_layer(from_fn(security::limit_body))
         .route_layer(from_fn_with_state(app.clone(), security::require_token));
     let public = Router::new().route("/v1/status", get(status::status));
@@ -52,6 +62,19 @@ pub fn with_common_layers(routes: Router, port: u16) -> Router {
             security::local_only,
         ))
         .layer(from_fn(security::security_headers))
+}
+
+/// Runs store work on a blocking thread, so a long transaction never holds up the
+/// async workers that answer other requests.
+pub(crate) async fn blocking<T, F>(app: &Arc<App>, work: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&App) -> Result<T, ApiError> + Send + 'static,
+{
+    let app = app.clone();
+    tokio::task::spawn_blocking(move || work(&app))
+        .await
+        .unwrap_or_else(|join| std::panic::resume_unwind(join.into_panic()))
 }
 
 async fn route_not_found(method: Method, uri: Uri) -> ApiError {

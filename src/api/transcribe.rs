@@ -12,7 +12,7 @@ use serde::Deserialize;
 use tokio::io::AsyncWriteExt;
 
 use super::ApiError;
-use super::json::ApiJson;
+use super::json::JsonBody;
 use super::security::body_read_error;
 use crate::app::App;
 use crate::store::preferences;
@@ -119,7 +119,7 @@ async fn raw_upload(
 pub async fn local_file(
     State(app): State<Arc<App>>,
     Query(query): Query<TranscribeQuery>,
-    ApiJson(body): ApiJson<LocalFileRequest>,
+    JsonBody(body): JsonBody<LocalFileRequest>,
 ) -> Result<Json<TranscriptionResult>, ApiError> {
     let options = body.options()?;
     options.validate()?;

@@ -55,38 +55,74 @@ impl Client {
     }
 
     pub fn get(&self, path: &str) -> Result<Value, CliError> {
-        self.call(self.agent.get(&format!("{}{path}", self.base)), None)
+        self.call("GET", path, &[], Body::None)
+    }
+
+    /// `GET path?name=value&...` (values are URL-encoded).
+    pub fn get_with_query(&self, path: &str, query: &[(&str, String)]) -> Result<Value, CliError> {
+        self.call("GET", path, query, Body::None)
+    }
+
+    /// A request with a JSON body (`PUT`, `DELETE`, `POST`).
+    pub fn send_json(&self, method: &str, path: &str, body: &Value) -> Result<Value, CliError> {
+        self.call(method, path, &[], Body::Json(body))
+    }
+
+    /// A request without a body and with query parameters (`DELETE /v1/history?id=`...).
+    pub fn send_query(
+        &self,
+        method: &str,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<Value, CliError> {
+        self.call(method, path, query, Body::None)
     }
 
     pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, CliError> {
-        self.call(
-            self.agent.post(&format!("{}{path}", self.base)),
-            Some(Body::Json(body)),
-        )
+        self.send_json("POST", path, body)
     }
 
-    /// POSTs raw bytes with extra headers.
+    /// `POST` of raw bytes (an audio upload) with extra headers.
     pub fn post_bytes(
         &self,
         path: &str,
         bytes: &[u8],
         headers: &[(&str, String)],
     ) -> Result<Value, CliError> {
-        let mut request = self.agent.post(&format!("{}{path}", self.base));
-        for (name, value) in headers {
-            request = request.set(name, value);
-        }
-        self.call(request, Some(Body::Bytes(bytes)))
+        self.call("POST", path, &[], Body::Raw { bytes, headers })
     }
 
-    fn call(&self, mut request: ureq::Request, body: Option<Body<'_>>) -> Result<Value, CliError> {
+    /// `POST` of a JSON document that is already serialized (a settings backup file).
+    pub fn post_json_bytes(&self, path: &str, bytes: &[u8]) -> Result<Value, CliError> {
+        self.call("POST", path, &[], Body::JsonBytes(bytes))
+    }
+
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        query: &[(&str, String)],
+        body: Body<'_>,
+    ) -> Result<Value, CliError> {
+        let mut request = self.agent.request(method, &format!("{}{path}", self.base));
+        for (name, value) in query {
+            request = request.query(name, value);
+        }
         if let Some(token) = &self.token {
             request = request.set("Authorization", &format!("Bearer {token}"));
         }
         let result = match body {
-            Some(Body::Json(json)) => request.send_json(json),
-            Some(Body::Bytes(bytes)) => request.send_bytes(bytes),
-            None => request.call(),
+            Body::None => request.call(),
+            Body::Json(json) => request.send_json(json),
+            Body::JsonBytes(bytes) => request
+                .set("Content-Type", "application/json")
+                .send_bytes(bytes),
+            Body::Raw { bytes, headers } => {
+                for (name, value) in headers {
+                    request = request.set(name, value);
+                }
+                request.send_bytes(bytes)
+            }
         };
         match result {
             Ok(response) => read_json(response),
@@ -100,19 +136,27 @@ impl Client {
     }
 }
 
+/// What a request carries.
 enum Body<'a> {
+    None,
     Json(&'a Value),
-    Bytes(&'a [u8]),
+    JsonBytes(&'a [u8]),
+    Raw {
+        bytes: &'a [u8],
+        headers: &'a [(&'a str, String)],
+    },
 }
 
+/// The answer as JSON (Null when empty). Read as a stream: a settings export can be far
+/// larger than what `into_string` accepts.
 fn read_json(response: ureq::Response) -> Result<Value, CliError> {
-    let text = response
-        .into_string()
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut response.into_reader(), &mut bytes)
         .map_err(|e| CliError::local(format!("could not read the server's answer: {e}")))?;
-    if text.is_empty() {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
-    serde_json::from_str(&text)
+    serde_json::from_slice(&bytes)
         .map_err(|e| CliError::local(format!("the server's answer is not JSON: {e}")))
 }
 

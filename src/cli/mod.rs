@@ -97,6 +97,32 @@ pub enum Command {
         #[command(subcommand)]
         command: Option<commands::models::ModelsCommand>,
     },
+    /// List or delete transcription history.
+    #[command(args_conflicts_with_subcommands = true)]
+    History {
+        #[command(subcommand)]
+        command: Option<commands::history::HistoryCommand>,
+        #[command(flatten)]
+        list: commands::history::ListArgs,
+    },
+    /// Manage recognition terms and corrections.
+    #[command(subcommand)]
+    Dictionary(commands::dictionary::DictionaryCommand),
+    /// List workflow rules or switch one on or off.
+    Rules {
+        #[command(subcommand)]
+        command: Option<commands::rules::RulesCommand>,
+    },
+    /// Write a settings backup (workflows, dictionary, history...) to a file, atomically.
+    Export {
+        /// The backup file to write (`~` is expanded).
+        path: std::path::PathBuf,
+    },
+    /// Import a settings backup file: merged, nothing is overwritten.
+    Import {
+        /// The backup file to read (relative, absolute or `~/...`).
+        path: std::path::PathBuf,
+    },
     /// Read or change preferences in the local data folder.
     #[command(subcommand)]
     Config(commands::config::ConfigCommand),
@@ -136,6 +162,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Status => commands::status::run(globals),
         Command::Transcribe(args) => commands::transcribe::run(globals, args),
         Command::Models { command } => commands::models::run(globals, command),
+        Command::History { command, list } => commands::history::run(globals, command, list),
+        Command::Dictionary(cmd) => commands::dictionary::run(globals, cmd),
+        Command::Rules { command } => commands::rules::run(globals, command),
+        Command::Export { path } => commands::backup::export(globals, &path),
+        Command::Import { path } => commands::backup::import(globals, &path),
         Command::Config(cmd) => commands::config::run(globals, cmd),
         Command::Token(cmd) => commands::token::run(globals, cmd),
     }

@@ -1,4 +1,5 @@
-//! Printers: `--json` prints the server's JSON with keys sorted; plain output is for people.
+//! Printers: `--json` prints the server's JSON with keys sorted; plain output (tables and
+//! lines) is for people.
 
 use serde_json::{Map, Value};
 
@@ -25,4 +26,35 @@ pub fn sorted(value: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
     }
+}
+
+/// Left-aligned columns separated by two spaces.
+pub fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) {
+    let mut widths: [usize; N] = header.map(str::len);
+    for row in rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+/// The string field `key` of a JSON object, or an empty string.
+pub fn text_field(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
 }

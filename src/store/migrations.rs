@@ -18,6 +18,135 @@ const MIGRATIONS: &[&str] = &[
         name  TEXT PRIMARY KEY NOT NULL,
         value TEXT NOT NULL
     ) STRICT;",
+    // 2: history with its full-text index (external content, kept in step by triggers);
+    // seq follows time (store::history::SEQ_SHIFT). The index reads the view, which leaves
+    // out a raw text equal to the final text but for ASCII case: half the index to search.
+    "CREATE TABLE history (
+        seq           INTEGER PRIMARY KEY,
+        id            TEXT NOT NULL UNIQUE,
+        text          TEXT NOT NULL,
+        raw_text      TEXT NOT NULL,
+        timestamp     INTEGER NOT NULL,
+        app_name      TEXT,
+        app_bundle_id TEXT,
+        app_url       TEXT,
+        duration      REAL NOT NULL,
+        language      TEXT,
+        engine        TEXT NOT NULL,
+        model         TEXT,
+        words_count   INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX history_by_time ON history (timestamp);
+    CREATE VIEW history_search (seq, text, raw_text, app_name) AS
+        SELECT seq, text, iif(lower(raw_text) = lower(text), NULL, raw_text), app_name
+        FROM history;
+    CREATE VIRTUAL TABLE history_fts USING fts5(
+        text, raw_text, app_name,
+        content = 'history_search', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2',
+        prefix = '1 2 3'
+    );
+    CREATE TRIGGER history_fts_insert AFTER INSERT ON history BEGIN
+        INSERT INTO history_fts (rowid, text, raw_text, app_name)
+        VALUES (new.seq, new.text, iif(lower(new.raw_text) = lower(new.text), NULL, new.raw_text),
+                new.app_name);
+    END;
+    CREATE TRIGGER history_fts_delete AFTER DELETE ON history BEGIN
+        INSERT INTO history_fts (history_fts, rowid, text, raw_text, app_name)
+        VALUES ('delete', old.seq, old.text,
+                iif(lower(old.raw_text) = lower(old.text), NULL, old.raw_text), old.app_name);
+    END;
+    CREATE TRIGGER history_fts_update AFTER UPDATE ON history BEGIN
+        INSERT INTO history_fts (history_fts, rowid, text, raw_text, app_name)
+        VALUES ('delete', old.seq, old.text,
+                iif(lower(old.raw_text) = lower(old.text), NULL, old.raw_text), old.app_name);
+        INSERT INTO history_fts (rowid, text, raw_text, app_name)
+        VALUES (new.seq, new.text, iif(lower(new.raw_text) = lower(new.text), NULL, new.raw_text),
+                new.app_name);
+    END;",
+    // 3: dictionary; the *_key columns hold the matching keys (see store::text)
+    "CREATE TABLE dictionary_terms (
+        seq                INTEGER PRIMARY KEY,
+        term               TEXT NOT NULL,
+        term_key           TEXT NOT NULL UNIQUE,
+        enabled            INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+        ctc_min_similarity REAL CHECK (ctc_min_similarity BETWEEN 0 AND 1)
+    ) STRICT;
+    CREATE TABLE dictionary_corrections (
+        seq            INTEGER PRIMARY KEY,
+        original       TEXT NOT NULL,
+        original_key   TEXT NOT NULL UNIQUE,
+        replacement    TEXT NOT NULL,
+        case_sensitive INTEGER NOT NULL CHECK (case_sensitive IN (0, 1)),
+        enabled        INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1))
+    ) STRICT;",
+    // 4: workflows (the API's rules) and profiles, with their ordered lists
+    "CREATE TABLE workflows (
+        seq                         INTEGER PRIMARY KEY,
+        id                          TEXT NOT NULL UNIQUE,
+        name                        TEXT NOT NULL,
+        enabled                     INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+        priority                    INTEGER NOT NULL,
+        input_language              TEXT,
+        language_mode               TEXT NOT NULL
+            CHECK (language_mode IN ('inherit', 'auto', 'exact', 'multiple')),
+        translation_target_language TEXT
+    ) STRICT;
+    CREATE TABLE workflow_items (
+        workflow_id TEXT NOT NULL REFERENCES workflows (id) ON DELETE CASCADE,
+        list        TEXT NOT NULL CHECK (list IN ('app', 'url', 'hint')),
+        position    INTEGER NOT NULL,
+        value       TEXT NOT NULL,
+        PRIMARY KEY (workflow_id, list, position)
+    ) STRICT;
+    CREATE TABLE profiles (
+        seq                         INTEGER PRIMARY KEY,
+        id                          TEXT NOT NULL UNIQUE,
+        name                        TEXT NOT NULL,
+        enabled                     INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+        priority                    INTEGER NOT NULL,
+        input_language              TEXT,
+        translation_target_language TEXT,
+        engine                      TEXT,
+        model                       TEXT
+    ) STRICT;
+    CREATE TABLE profile_items (
+        profile_id TEXT NOT NULL REFERENCES profiles (id) ON DELETE CASCADE,
+        list       TEXT NOT NULL CHECK (list IN ('app', 'url')),
+        position   INTEGER NOT NULL,
+        value      TEXT NOT NULL,
+        PRIMARY KEY (profile_id, list, position)
+    ) STRICT;",
+    // 5: snippets, prompt actions, hotkeys and installed plugins
+    "CREATE TABLE snippets (
+        seq         INTEGER PRIMARY KEY,
+        trigger     TEXT NOT NULL,
+        trigger_key TEXT NOT NULL UNIQUE,
+        text        TEXT NOT NULL,
+        enabled     INTEGER NOT NULL CHECK (enabled IN (0, 1))
+    ) STRICT;
+    CREATE TABLE prompt_actions (
+        seq     INTEGER PRIMARY KEY,
+        id      TEXT NOT NULL UNIQUE,
+        name    TEXT NOT NULL,
+        prompt  TEXT NOT NULL,
+        enabled INTEGER NOT NULL CHECK (enabled IN (0, 1))
+    ) STRICT;
+    CREATE TABLE hotkeys (
+        slot     TEXT PRIMARY KEY NOT NULL,
+        shortcut TEXT NOT NULL
+    ) STRICT;
+    CREATE UNIQUE INDEX hotkeys_by_shortcut ON hotkeys (lower(shortcut));
+    CREATE TABLE plugins (
+        id           TEXT PRIMARY KEY NOT NULL,
+        version      TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        description  TEXT,
+        download_url TEXT,
+        sha256       TEXT,
+        enabled      INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+        installed_at INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 pub fn current_version(conn: &Connection) -> rusqlite::Result<usize> {

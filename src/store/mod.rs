@@ -1,9 +1,20 @@
 //! SQLite store (bundled SQLite): one database file in the data folder, schema migrations,
-//! WAL with `synchronous=FULL` so an acknowledged write survives a crash.
+//! WAL with `synchronous=FULL` so an acknowledged write survives a crash. Holds preferences,
+//! history, the dictionary, workflows and the other categories a settings backup carries.
 
+pub mod dictionary;
+pub mod history;
+pub mod hotkeys;
+mod lists;
 mod migrations;
+pub mod plugins;
 pub mod preferences;
+pub mod profiles;
+pub mod prompt_actions;
 pub mod secrets;
+pub mod snippets;
+pub mod text;
+pub mod workflows;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -11,7 +22,15 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
+pub use dictionary::{Correction, DictionaryEntry, Term};
+pub use history::{HistoryEntry, HistoryPage, HistoryQuery, NewHistoryEntry};
+pub use hotkeys::Hotkey;
+pub use plugins::Plugin;
 pub use preferences::{Pref, PrefError, PrefKind, PrefValue};
+pub use profiles::Profile;
+pub use prompt_actions::PromptAction;
+pub use snippets::Snippet;
+pub use workflows::{LanguageMode, Workflow};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -37,6 +56,9 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
 }
 
+/// Page cache of the connection, in KiB.
+const CACHE_KIB: i64 = 32 * 1024;
+
 /// The application's database. One connection behind a mutex: statements are short,
 /// and long work runs on blocking threads.
 pub struct Store {
@@ -59,6 +81,9 @@ impl Store {
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(open_err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(open_err)?;
+        // Room for the history search index, so searches do not re-read it from the file.
+        conn.pragma_update(None, "cache_size", -CACHE_KIB)
             .map_err(open_err)?;
         migrations::apply(&mut conn, path)?;
         Ok(Store {

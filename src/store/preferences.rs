@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use rusqlite::OptionalExtension;
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
 use super::{Store, StoreError};
@@ -120,6 +120,28 @@ pub const MODEL_DOWNLOAD_BASE_URL: Pref = Pref {
     help: "Where `verbatim models download` fetches ggml-<id>.bin from",
 };
 
+pub const HISTORY_RETENTION_DAYS: Pref = Pref {
+    key: "historyRetentionDays",
+    kind: PrefKind::Int {
+        default: 0,
+        min: 0,
+        max: 36500,
+    },
+    help: "Days history entries are kept (0 keeps them forever); applied on every write and at start",
+};
+
+pub const PLUGIN_REGISTRY_URL: Pref = Pref {
+    key: "pluginRegistryUrl",
+    kind: PrefKind::Text(""),
+    help: "Base URL of the plugin registry a settings import fetches plugins from (empty: none)",
+};
+
+pub const UPDATE_CHANNEL: Pref = Pref {
+    key: "updateChannel",
+    kind: PrefKind::Text("stable"),
+    help: "Release channel for updates: stable or beta",
+};
+
 /// Every known preference, in display order.
 pub const ALL: &[Pref] = &[
     API_SERVER_PORT,
@@ -130,6 +152,19 @@ pub const ALL: &[Pref] = &[
     SAVE_API_TRANSCRIPTIONS_TO_HISTORY,
     WHISPER_THREADS,
     MODEL_DOWNLOAD_BASE_URL,
+    HISTORY_RETENTION_DAYS,
+    PLUGIN_REGISTRY_URL,
+    UPDATE_CHANNEL,
+];
+
+/// Preferences that belong to this machine and never travel in a settings backup: the API
+/// server's port and token checking, and where plugins are fetched from. The update channel
+/// travels as its own backup category.
+pub const NOT_IN_BACKUP: &[&str] = &[
+    API_SERVER_PORT.key,
+    API_SERVER_REQUIRES_AUTHENTICATION.key,
+    PLUGIN_REGISTRY_URL.key,
+    UPDATE_CHANNEL.key,
 ];
 
 /// Looks a preference up by its key (exact spelling).
@@ -201,18 +236,7 @@ impl Store {
 
     /// The stored value only (None when the default applies).
     pub fn stored_pref(&self, pref: &Pref) -> Result<Option<PrefValue>, StoreError> {
-        let conn = self.conn();
-        let mut stmt = conn.prepare_cached("SELECT value FROM preferences WHERE key = ?1")?;
-        let raw: Option<String> = stmt.query_row([pref.key], |row| row.get(0)).optional()?;
-        Ok(raw.and_then(|raw| {
-            let parsed = serde_json::from_str::<Value>(&raw)
-                .ok()
-                .and_then(|json| pref.from_json(&json).ok());
-            if parsed.is_none() {
-                tracing::warn!("ignoring unreadable stored value for {}: {raw}", pref.key);
-            }
-            parsed
-        }))
+        Ok(stored_on(&self.conn(), pref)?)
     }
 
     pub fn pref_bool(&self, pref: &Pref) -> Result<bool, StoreError> {
@@ -237,12 +261,7 @@ impl Store {
     }
 
     pub fn set_pref(&self, pref: &Pref, value: &PrefValue) -> Result<(), StoreError> {
-        self.conn().execute(
-            "INSERT INTO preferences (key, value) VALUES (?1, ?2)
-             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [pref.key, &value.to_json().to_string()],
-        )?;
-        Ok(())
+        Ok(set_on(&self.conn(), pref, value)?)
     }
 
     /// Every known preference with its effective value and whether it was set explicitly.
@@ -255,6 +274,40 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// The stored value of `pref` on `conn` (inside a transaction, for example); None when unset
+/// or unreadable.
+pub(crate) fn stored_on(conn: &Connection, pref: &Pref) -> rusqlite::Result<Option<PrefValue>> {
+    let mut stmt = conn.prepare_cached("SELECT value FROM preferences WHERE key = ?1")?;
+    let raw: Option<String> = stmt.query_row([pref.key], |row| row.get(0)).optional()?;
+    Ok(raw.and_then(|raw| {
+        let parsed = serde_json::from_str::<Value>(&raw)
+            .ok()
+            .and_then(|json| pref.from_json(&json).ok());
+        if parsed.is_none() {
+            tracing::warn!("ignoring unreadable stored value for {}: {raw}", pref.key);
+        }
+        parsed
+    }))
+}
+
+/// The effective whole-number value of `pref` on `conn`.
+pub(crate) fn int_on(conn: &Connection, pref: &Pref) -> rusqlite::Result<i64> {
+    Ok(match (stored_on(conn, pref)?, pref.default_value()) {
+        (Some(PrefValue::Int(i)), _) | (_, PrefValue::Int(i)) => i,
+        _ => 0,
+    })
+}
+
+/// Stores `value` for `pref` on `conn`.
+pub(crate) fn set_on(conn: &Connection, pref: &Pref, value: &PrefValue) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO preferences (key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [pref.key, &value.to_json().to_string()],
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

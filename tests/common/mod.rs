@@ -361,3 +361,119 @@ pub fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
+
+/// A request with a JSON body and the JSON content type.
+pub fn json_request(method: &str, path: &str, body: &serde_json::Value) -> Request<Body> {
+    request(method, path)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+/// Sends a request without a body (`body` None) or with a JSON body; returns status and JSON.
+pub async fn call(
+    router: &Router,
+    method: &str,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> (StatusCode, serde_json::Value) {
+    let req = match body {
+        Some(json) => json_request(method, path, &json),
+        None => request(method, path).body(Body::empty()).unwrap(),
+    };
+    let (status, _, json) = send(router, req).await;
+    (status, json)
+}
+
+/// A settings backup with every category filled, `history` entries from the last days, one
+/// plugin the test registry offers (`punctuation`) and one it does not (`gone`).
+pub fn sample_backup(history: usize) -> serde_json::Value {
+    use serde_json::json;
+    let now = chrono::Utc::now();
+    let entries: Vec<serde_json::Value> = (0..history)
+        .map(|i| {
+            let at = now - chrono::Duration::seconds(60 * i as i64 + 30);
+            json!({
+                "id": uuid::Uuid::new_v4().to_string().to_uppercase(),
+                "text": format!("Entrée numéro {i} : le café est prêt"),
+                "rawText": format!("entrée numéro {i} le café est prêt"),
+                "timestamp": at.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                "appName": if i % 2 == 0 { "Éditeur" } else { "Terminal" },
+                "appBundleId": "org.gnome.TextEditor",
+                "duration": 1.25 + i as f64 / 7.0,
+                "language": "fr",
+                "engine": "whisper",
+                "model": "base",
+                "wordsCount": 9
+            })
+        })
+        .collect();
+    json!({
+        "schemaVersion": 1,
+        "exportedAt": "2026-04-13T10:15:00Z",
+        "appVersion": "0.1.0",
+        "workflows": [
+            {
+                "id": "0F8FAD5B-D9CB-469F-A165-70867728950E", "name": "Mail", "isEnabled": true,
+                "priority": 0, "bundleIdentifiers": ["org.mozilla.Thunderbird"], "urlPatterns": [],
+                "languageMode": "multiple", "languageHints": ["de", "en"]
+            },
+            {
+                "id": "7C9E6679-7425-40DE-944B-E07FC1F90AE7", "name": "Docs", "isEnabled": false,
+                "priority": 4, "bundleIdentifiers": [], "urlPatterns": ["docs.example.org/*"],
+                "inputLanguage": "fr", "languageMode": "exact", "languageHints": [],
+                "translationTargetLanguage": "en"
+            }
+        ],
+        "dictionaryEntries": [
+            {"type": "term", "term": "Kubernetes", "isEnabled": true, "ctcMinSimilarity": 0.75},
+            {"type": "term", "term": "Zürich", "isEnabled": false},
+            {"type": "correction", "original": "teh", "replacement": "the", "caseSensitive": false, "isEnabled": true}
+        ],
+        "snippets": [{"trigger": "my address", "text": "1 Rue de la Paix, Paris", "isEnabled": true}],
+        "promptActions": [{
+            "id": "16FD2706-8BAF-433B-82EB-8C7FADA847DA", "name": "Summarise",
+            "prompt": "Summarise in three bullet points.", "isEnabled": true
+        }],
+        "profiles": [{
+            "id": "886313E1-3B8A-5372-9B90-0C9AEE199E5D", "name": "Terminal", "isEnabled": true,
+            "priority": 1, "bundleIdentifiers": ["org.gnome.Terminal"], "urlPatterns": [],
+            "engine": "whisper", "model": "base.en"
+        }],
+        "hotkeys": [
+            {"slot": "dictation.toggle", "shortcut": "Ctrl+Alt+Space"},
+            {"slot": "recorder.toggle", "shortcut": "Ctrl+Alt+R"}
+        ],
+        "plugins": [
+            {"id": "punctuation", "version": "1.2.0", "isEnabled": true},
+            {"id": "gone", "version": "0.1.0", "isEnabled": true}
+        ],
+        "history": entries,
+        "updateChannel": "beta",
+        "preferences": {"historyRetentionDays": 365}
+    })
+}
+
+/// A plugin registry on 127.0.0.1: `GET /plugins/{id}/{version}` answers metadata for every
+/// plugin but `gone` (404). Returns the server and its base URL.
+pub async fn start_registry() -> (RunningServer, String) {
+    use axum::extract::Path;
+    use axum::routing::get;
+    async fn metadata(
+        Path((id, version)): Path<(String, String)>,
+    ) -> Result<axum::Json<serde_json::Value>, StatusCode> {
+        if id == "gone" {
+            return Err(StatusCode::NOT_FOUND);
+        }
+        Ok(axum::Json(serde_json::json!({
+            "id": id, "version": version, "name": format!("The {id} plugin"),
+            "description": "Adds punctuation.", "downloadUrl": format!("https://plugins.test/{id}-{version}.zip"),
+            "sha256": "0".repeat(64)
+        })))
+    }
+    let server =
+        RunningServer::start(|_| Router::new().route("/plugins/{id}/{version}", get(metadata)))
+            .await;
+    let url = format!("http://127.0.0.1:{}", server.port);
+    (server, url)
+}

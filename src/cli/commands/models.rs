@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use super::super::output::print_json;
+use super::super::output::{print_json, print_table, text_field};
 use super::super::{CliError, Client, Globals};
 use super::config::open_store;
 use crate::app::model_dir;
@@ -227,7 +227,6 @@ fn list(globals: &Globals) -> Result<(), CliError> {
         println!("No models available.");
         return Ok(());
     }
-    let text = |m: &Value, key: &str| m.get(key).and_then(Value::as_str).unwrap_or("").to_string();
     let rows: Vec<[String; 6]> = models
         .iter()
         .map(|m| {
@@ -237,15 +236,15 @@ fn list(globals: &Globals) -> Result<(), CliError> {
                 ""
             };
             [
-                format!("{selected}{}", text(m, "id")),
-                text(m, "engine"),
-                text(m, "name"),
-                text(m, "size_description"),
+                format!("{selected}{}", text_field(m, "id")),
+                text_field(m, "engine"),
+                text_field(m, "name"),
+                text_field(m, "size_description"),
                 m.get("language_count")
                     .and_then(Value::as_u64)
                     .map(|n| n.to_string())
                     .unwrap_or_default(),
-                text(m, "status"),
+                text_field(m, "status"),
             ]
         })
         .collect();
@@ -254,26 +253,4 @@ fn list(globals: &Globals) -> Result<(), CliError> {
         &rows,
     );
     Ok(())
-}
-
-/// Left-aligned columns separated by two spaces.
-pub fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) {
-    let mut widths: [usize; N] = header.map(str::len);
-    for row in rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        println!("{}", padded.join("  ").trim_end());
-    };
-    line(header.to_vec());
-    for row in rows {
-        line(row.iter().map(String::as_str).collect());
-    }
 }
