@@ -447,3 +447,97 @@ fn word_error_rate_counts_edits() {
     assert_eq!(word_error_rate("a b c d", "a x c"), 0.5);
     assert!(Path::new("/").is_absolute());
 }
+
+/// The dictionary shapes transcription: terms join the prompt, corrections run last (unless
+/// switched off), and history keeps the result only when the preference says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dictionary_and_history_preference_shape_transcription() {
+    let Some(models) = test_models() else { return };
+    let app = TestApp::real(models);
+    app.select("tiny.en");
+    let router = app.router();
+    let put = |path: &str, body: Value| {
+        request("PUT", path)
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let clip = speak(dir.path(), "name", "Please ask Siobhan about the invoice.");
+    let history = |router: axum::Router| async move {
+        send(
+            &router,
+            request("GET", "/v1/history").body(Body::empty()).unwrap(),
+        )
+        .await
+        .2
+    };
+
+    let (_, _, plain) = send(&router, local_file(json!({"path": clip}))).await;
+    let plain = plain["text"].as_str().unwrap().to_string();
+    assert!(!plain.contains("Siobhan"), "{plain}");
+    assert_eq!(
+        history(router.clone()).await["total"],
+        0,
+        "history is off by default"
+    );
+
+    let (status, _, _) = send(
+        &router,
+        put("/v1/dictionary/terms", json!({"terms": ["Siobhan"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, _) = send(
+        &router,
+        put(
+            "/v1/dictionary/corrections",
+            json!({"original": "invoice", "replacement": "bill", "caseSensitive": false}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    app.app
+        .store
+        .set_pref(
+            &verbatim::store::preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY,
+            &verbatim::store::PrefValue::Bool(true),
+        )
+        .unwrap();
+
+    let (_, _, corrected) = send(&router, local_file(json!({"path": clip}))).await;
+    let text = corrected["text"].as_str().unwrap();
+    assert!(
+        text.contains("Siobhan"),
+        "the term steers the model: {text}"
+    );
+    assert!(
+        text.contains("bill") && !text.contains("invoice"),
+        "the correction runs: {text}"
+    );
+    let (_, _, raw) = send(
+        &router,
+        local_file(json!({"path": clip, "apply_corrections": false})),
+    )
+    .await;
+    assert!(raw["text"].as_str().unwrap().contains("invoice"), "{raw}");
+
+    let saved = history(router.clone()).await;
+    assert_eq!(saved["total"], 2, "{saved}");
+    let corrected_entry = &saved["entries"][1]; // newest first: [0] is the uncorrected request
+    assert_eq!(corrected_entry["text"].as_str(), Some(text));
+    assert!(
+        corrected_entry["raw_text"]
+            .as_str()
+            .unwrap()
+            .contains("invoice"),
+        "raw text is the engine's: {corrected_entry}"
+    );
+    assert_eq!(
+        (
+            corrected_entry["engine"].as_str(),
+            corrected_entry["model"].as_str()
+        ),
+        (Some("whisper"), Some("tiny.en"))
+    );
+}

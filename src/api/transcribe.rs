@@ -15,6 +15,7 @@ use super::ApiError;
 use super::json::JsonBody;
 use super::security::body_read_error;
 use crate::app::App;
+use crate::store::history::NewHistoryEntry;
 use crate::store::preferences;
 use crate::transcribe::options::{LocalFileRequest, TranscribeOptions};
 use crate::transcribe::service::TranscriptionResult;
@@ -181,6 +182,20 @@ async fn run(
         .transcriber
         .transcribe(&resolved, path, hint, options, post)
         .await?;
+    if app
+        .store
+        .pref_bool(&preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY)?
+    {
+        app.store.insert_history(&NewHistoryEntry {
+            text: result.text.clone(),
+            raw_text: result.raw_text.clone(),
+            duration: result.duration,
+            language: result.language.clone(),
+            engine: result.engine.clone(),
+            model: result.model.clone(),
+            ..NewHistoryEntry::default()
+        })?;
+    }
     Ok(Json(result))
 }
 

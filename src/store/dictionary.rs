@@ -14,13 +14,9 @@ pub struct Term {
     pub ctc_min_similarity: Option<f64>,
 }
 
-/// A correction: `original` (matched on word boundaries) is rewritten to `replacement`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Correction {
-    pub original: String,
-    pub replacement: String,
-    pub case_sensitive: bool,
-}
+/// A correction: `original` (matched on word boundaries) is rewritten to `replacement`; the
+/// same type the transcription path applies.
+pub use crate::transcribe::corrections::Correction;
 
 /// One dictionary entry with its enabled state, as a settings backup carries it.
 #[derive(Debug, Clone, PartialEq)]

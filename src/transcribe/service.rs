@@ -31,6 +31,9 @@ pub struct TranscriptionResult {
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub segments: Option<Vec<SegmentOut>>,
+    /// The engine's text before numbers and corrections (kept in history, not sent).
+    #[serde(skip)]
+    pub raw_text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -252,6 +255,7 @@ impl Transcriber {
             engine: resolved.engine.id().into(),
             model: Some(model.into()),
             segments,
+            raw_text: output.text,
         })
     }
 
@@ -287,11 +291,12 @@ pub struct PostProcessing {
 }
 
 impl PostProcessing {
-    /// Reads the number preference; the dictionary is added by the caller.
+    /// The number preference and the enabled dictionary (terms and corrections).
     pub fn from_store(store: &Store) -> Result<PostProcessing, ApiError> {
         Ok(PostProcessing {
             normalize_numbers_default: store.pref_bool(&preferences::NORMALIZE_NUMBERS)?,
-            ..PostProcessing::default()
+            corrections: store.enabled_corrections()?,
+            recognition_terms: store.enabled_terms()?.into_iter().map(|t| t.term).collect(),
         })
     }
 
