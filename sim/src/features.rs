@@ -183,7 +183,7 @@ impl Extractor {
         };
         let mut input = self.fft.make_input_vec();
         let mut spectrum = self.fft.make_output_vec();
-        let mut scratch = self.fft.make_scratch_vec();
+        let mut work = self.fft.make_scratch_vec();
         let mut power = vec![0.0f32; spectrum.len()];
         let mut data = Vec::with_capacity(frames * BANDS);
         for t in 0..frames {
@@ -193,7 +193,7 @@ impl Extractor {
             }
             input[WINDOW..].fill(0.0);
             self.fft
-                .process_with_scratch(&mut input, &mut spectrum, &mut scratch)
+                .process_with_scratch(&mut input, &mut spectrum, &mut work)
                 .expect("buffers come from the plan");
             for (p, c) in power.iter_mut().zip(&spectrum) {
                 *p = Complex32::norm_sqr(c);

@@ -68,7 +68,7 @@ fn the_corpus_folder_stays_small() {
 }
 
 /// A corpus folder in a temporary directory with one clip, `en-hello`, and the given manifest.
-fn scratch_corpus(manifest: &str) -> tempfile::TempDir {
+fn temp_corpus(manifest: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir(dir.path().join("clips")).unwrap();
     fs::copy(
@@ -102,23 +102,23 @@ fn loader_errors_name_the_file() {
     assert!(matches!(error, CorpusError::Io { .. }));
     assert!(error.to_string().contains("clips.toml"), "{error}");
 
-    let dir = scratch_corpus(&HELLO.replace("voice =", "speaker ="));
+    let dir = temp_corpus(&HELLO.replace("voice =", "speaker ="));
     let error = load_error(&dir);
     assert!(
         error.contains("clips.toml") && error.contains("speaker"),
         "{error}"
     );
 
-    let dir = scratch_corpus(&HELLO.replace("clips/en-hello.wav", "clips/nope.wav"));
+    let dir = temp_corpus(&HELLO.replace("clips/en-hello.wav", "clips/nope.wav"));
     assert!(load_error(&dir).contains("nope.wav"));
 
-    let dir = scratch_corpus(&format!("{HELLO}{HELLO}"));
+    let dir = temp_corpus(&format!("{HELLO}{HELLO}"));
     assert!(load_error(&dir).contains("appears twice"));
 
-    let dir = scratch_corpus(&HELLO.replace("language = \"en\"", "language = \"english\""));
+    let dir = temp_corpus(&HELLO.replace("language = \"en\"", "language = \"english\""));
     assert!(load_error(&dir).contains("ISO 639-1"));
 
-    let dir = scratch_corpus(HELLO);
+    let dir = temp_corpus(HELLO);
     write_wav(
         &dir.path().join("clips/en-hello.wav"),
         &[0.0; 100],
@@ -134,7 +134,7 @@ fn loader_errors_name_the_file() {
 
 #[test]
 fn recordings_are_loaded_from_the_recordings_folder() {
-    let dir = scratch_corpus(HELLO);
+    let dir = temp_corpus(HELLO);
     let recordings = dir.path().join("recordings");
     fs::create_dir(&recordings).unwrap();
     let mut recording = Recording::new("whisper", "tiny.en");

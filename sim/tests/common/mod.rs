@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests: the corpus, audio building blocks and ffmpeg round
+//! Code shared by the integration tests: the corpus, audio building blocks and ffmpeg round
 //! trips through lossy formats.
 #![allow(dead_code)]
 
