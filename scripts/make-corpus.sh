@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Regenerates the corpus clips from corpus/clips.toml: speech with espeak-ng, silence and noise with
+# sox, every file 16 kHz mono 16-bit WAV. Deterministic and idempotent: a clip whose bytes do not
+# change is left untouched. Usage: scripts/make-corpus.sh [CLIP_ID...] (no id: every clip).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+corpus="$root/corpus"
+manifest="$corpus/clips.toml"
+
+die() { echo "make-corpus: $*" >&2; exit 1; }
+
+command -v espeak-ng >/dev/null 2>&1 || die "espeak-ng is not installed (Debian: apt-get install espeak-ng)"
+command -v sox >/dev/null 2>&1 || die "sox is not installed (Debian: apt-get install sox)"
+command -v python3 >/dev/null 2>&1 || die "python3 (3.11 or newer) is needed to read $manifest"
+python3 -c 'import tomllib' 2>/dev/null || die "python3 3.11 or newer is needed to read $manifest (tomllib)"
+[ -f "$manifest" ] || die "$manifest is missing"
+
+espeak_version="$(espeak-ng --version | sed -n 's/.*text-to-speech: \([0-9.]*\).*/\1/p')"
+sox_version="$(sox --version | sed -n 's/.*SoX v\([0-9.]*\).*/\1/p')"
+
+# One line per clip, fields separated by US (0x1f):
+# id file kind text language voice tool version speed synth seconds volume
+records="$(python3 - "$manifest" "$@" <<'PY'
+import sys, tomllib, re
+path, wanted = sys.argv[1], set(sys.argv[2:])
+try:
+    with open(path, "rb") as f:
+        clips = tomllib.load(f).get("clips", [])
+except tomllib.TOMLDecodeError as e:
+    sys.exit(f"make-corpus: {path}: {e}")
+seen = set()
+for n, c in enumerate(clips):
+    where = f"{path}: clips[{n}]"
+    for key in ("id", "file", "kind", "text", "language", "voice", "source"):
+        if key not in c:
+            sys.exit(f"make-corpus: {where}: missing key '{key}'")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", c["id"]):
+        sys.exit(f"make-corpus: {where}: bad id '{c['id']}'")
+    if c["id"] in seen:
+        sys.exit(f"make-corpus: {where}: duplicate id '{c['id']}'")
+    seen.add(c["id"])
+    if wanted and c["id"] not in wanted:
+        continue
+    s = c["source"]
+    fields = [c["id"], c["file"], c["kind"], c["text"], c["language"], c["voice"],
+              s.get("tool", ""), s.get("version", ""), s.get("speed", ""), s.get("synth", ""),
+              s.get("seconds", ""), s.get("volume", "")]
+    print("\x1f".join(str(f) for f in fields))
+unknown = wanted - seen
+if unknown:
+    sys.exit(f"make-corpus: unknown clip id(s): {' '.join(sorted(unknown))}")
+PY
+)" || exit 1
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# sox: -R repeatable (fixed seeds), -D no dither, so the same input always gives the same bytes.
+SOX=(sox -R -D)
+OUT=(-r 16000 -c 1 -b 16 -e signed-integer)
+
+made=0 unchanged=0 warned=""
+while IFS=$'\x1f' read -r id file kind text language voice tool version speed synth seconds volume; do
+    [ -n "$id" ] || continue
+    out="$tmp/$id.wav"
+    case "$kind:$tool" in
+        speech:espeak-ng)
+            [ -n "$text" ] && [ -n "$voice" ] && [ -n "$speed" ] \
+                || die "clip '$id': speech needs text, voice and source.speed"
+            if [ "$version" != "$espeak_version" ] && [ -z "$warned" ]; then
+                echo "make-corpus: warning: clips.toml names espeak-ng $version, this is $espeak_version; speech may differ" >&2
+                warned=1
+            fi
+            espeak-ng -v "$voice" -s "$speed" -w "$tmp/raw.wav" "$text"
+            "${SOX[@]}" "$tmp/raw.wav" "${OUT[@]}" "$out"
+            ;;
+        silence:sox)
+            [ -n "$seconds" ] || die "clip '$id': silence needs source.seconds"
+            "${SOX[@]}" -n "${OUT[@]}" "$out" trim 0 "$seconds"
+            ;;
+        noise:sox)
+            [ -n "$synth" ] && [ -n "$seconds" ] && [ -n "$volume" ] \
+                || die "clip '$id': noise needs source.synth, source.seconds and source.volume"
+            "${SOX[@]}" -n "${OUT[@]}" "$out" synth "$seconds" "$synth" vol "$volume"
+            ;;
+        *) die "clip '$id': kind '$kind' cannot be made with tool '$tool'" ;;
+    esac
+    [ "$tool" != sox ] || [ "$version" = "$sox_version" ] \
+        || echo "make-corpus: warning: clip '$id' names sox $version, this is $sox_version" >&2
+    target="$corpus/$file"
+    mkdir -p "$(dirname "$target")"
+    if [ -f "$target" ] && cmp -s "$out" "$target"; then
+        unchanged=$((unchanged + 1))
+    else
+        mv "$out" "$target"
+        echo "made $file"
+        made=$((made + 1))
+    fi
+done <<<"$records"
+
+echo "make-corpus: $made clip(s) written, $unchanged unchanged; corpus is $(du -sh "$corpus" | cut -f1)"
