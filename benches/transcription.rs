@@ -76,6 +76,7 @@ fn bench(c: &mut Criterion) {
         backends: Backends::Real,
         require_token: false,
         models,
+        scenario: None,
     })
     .unwrap();
     app.store

@@ -27,6 +27,8 @@ pub struct Config {
     pub require_token: bool,
     /// Where model weights live (see [`model_dir`]).
     pub models: ModelDir,
+    /// Sim mode: the scenario file (None: the default scenario).
+    pub scenario: Option<std::path::PathBuf>,
 }
 
 impl Config {
@@ -37,8 +39,18 @@ impl Config {
             data_dir,
             backends,
             require_token,
+            scenario: None,
         }
     }
+}
+
+/// Why the application could not be assembled.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("simulation: {0}")]
+    Simulation(String),
 }
 
 /// Transcriptions that run at once; each uses every inference thread, so more only adds memory.
@@ -52,16 +64,36 @@ pub fn model_dir(data_dir: &DataDir) -> ModelDir {
     }
 }
 
-fn engines_for(
-    backends: Backends,
-    models: &ModelDir,
-    store: &Store,
-) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
-    match backends {
-        Backends::Real => real_engines(models, store),
-        // The replay engine of the simulation layer is not wired in yet: no engine.
-        Backends::Simulated => Ok(Vec::new()),
+fn engines_for(config: &Config, store: &Store) -> Result<Vec<Arc<dyn Engine>>, BuildError> {
+    match config.backends {
+        Backends::Real => Ok(real_engines(&config.models, store)?),
+        Backends::Simulated => simulated_engines(config.scenario.as_deref(), store),
     }
+}
+
+/// The replay engine on the scenario; its `selected_model` becomes the selection when none is set.
+fn simulated_engines(
+    scenario: Option<&std::path::Path>,
+    store: &Store,
+) -> Result<Vec<Arc<dyn Engine>>, BuildError> {
+    let clock: Arc<dyn verbatim_sim::Clock> = Arc::new(verbatim_sim::RealClock::new());
+    let sim = verbatim_sim::Simulation::load(scenario, clock)
+        .map_err(|e| BuildError::Simulation(e.to_string()))?;
+    if let Some(model) = &sim.scenario.engine.selected_model
+        && store.pref_text(&preferences::SELECTED_MODEL)?.is_empty()
+    {
+        use crate::store::PrefValue;
+        store.set_pref(
+            &preferences::SELECTED_ENGINE,
+            &PrefValue::Text(crate::engine::sim::ENGINE_ID.into()),
+        )?;
+        store.set_pref(
+            &preferences::SELECTED_MODEL,
+            &PrefValue::Text(model.clone()),
+        )?;
+    }
+    let engine = crate::engine::sim::SimEngine::new(Arc::new(sim));
+    Ok(vec![Arc::new(engine)])
 }
 
 #[cfg(feature = "whisper")]
@@ -91,7 +123,7 @@ pub struct App {
 }
 
 impl App {
-    pub fn build(config: Config) -> Result<Arc<App>, StoreError> {
+    pub fn build(config: Config) -> Result<Arc<App>, BuildError> {
         let store = config.data_dir.open_store()?;
         let expired = store.apply_history_retention()?;
         if expired > 0 {
@@ -99,7 +131,7 @@ impl App {
         }
         // Create the token now so the discovery file and the auth check agree from the start.
         discovery::token(&store)?;
-        let engines = engines_for(config.backends, &config.models, &store)?;
+        let engines = engines_for(&config, &store)?;
         Ok(Arc::new(App {
             transcriber: Transcriber::new(engines, TRANSCRIPTION_SLOTS, DEFAULT_QUEUE),
             models: config.models,

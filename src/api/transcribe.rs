@@ -167,7 +167,7 @@ async fn run(
         let spec = resolved.offer.spec;
         let base_url = app.store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)?;
         app.downloads
-            .ensure(spec, &app.models, &base_url)
+            .ensure(resolved.engine.clone(), spec, &app.models, &base_url)
             .await
             .map_err(|cause| {
                 ApiError::ServiceUnavailable(format!(

@@ -126,6 +126,9 @@ pub enum Command {
     /// Read or change preferences in the local data folder.
     #[command(subcommand)]
     Config(commands::config::ConfigCommand),
+    /// Record the real engine's output on the corpus (what sim mode replays).
+    #[command(subcommand)]
+    Corpus(commands::corpus::CorpusCommand),
     /// Show or rotate the API token.
     #[command(subcommand)]
     Token(commands::token::TokenCommand),
@@ -168,6 +171,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Export { path } => commands::backup::export(globals, &path),
         Command::Import { path } => commands::backup::import(globals, &path),
         Command::Config(cmd) => commands::config::run(globals, cmd),
+        Command::Corpus(cmd) => commands::corpus::run(globals, cmd),
         Command::Token(cmd) => commands::token::run(globals, cmd),
     }
 }

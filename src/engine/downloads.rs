@@ -6,9 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-use super::ModelSpec;
-use super::download::download;
 use super::models::ModelDir;
+use super::{Engine, ModelSpec};
 
 type Outcome = Option<Result<(), String>>;
 
@@ -21,6 +20,7 @@ impl Downloads {
     /// Downloads `spec` unless a download of it is already running; waits for the outcome.
     pub async fn ensure(
         &self,
+        engine: Arc<dyn Engine>,
         spec: &'static ModelSpec,
         models: &ModelDir,
         base_url: &str,
@@ -36,8 +36,7 @@ impl Downloads {
                     let registry = self.in_flight.clone();
                     tokio::task::spawn_blocking(move || {
                         tracing::info!("downloading model {} from {base_url}", spec.id);
-                        let result = download(&base_url, spec, &models, &mut |_, _| {})
-                            .map_err(|e| e.to_string());
+                        let result = engine.download(spec, &models, &base_url, &mut |_, _| {});
                         match &result {
                             Ok(()) => tracing::info!("model {} downloaded", spec.id),
                             Err(e) => tracing::warn!("model {} download failed: {e}", spec.id),

@@ -6,6 +6,7 @@ pub mod ct2;
 pub mod download;
 pub mod downloads;
 pub mod models;
+pub mod sim;
 #[cfg(feature = "whisper")]
 pub mod whisper;
 
@@ -54,6 +55,9 @@ pub struct EngineOutput {
     pub text: String,
     pub language: Option<String>,
     pub segments: Vec<Segment>,
+    /// Processing time the engine reports itself (the replay engine's simulated latency);
+    /// None: the service measures wall time.
+    pub processing_time: Option<f64>,
 }
 
 /// A model as an engine offers it, with its state on this machine.
@@ -94,6 +98,17 @@ pub trait Engine: Send + Sync {
         model: &str,
         request: &EngineRequest<'_>,
     ) -> Result<EngineOutput, EngineError>;
+
+    /// Fetches the weights of `spec` (from `base_url` for real engines), reporting progress.
+    fn download(
+        &self,
+        spec: &'static ModelSpec,
+        models: &models::ModelDir,
+        base_url: &str,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(), String> {
+        download::download(base_url, spec, models, progress).map_err(|e| e.to_string())
+    }
 
     fn offer(&self, model: &str) -> Option<ModelOffer> {
         self.models().into_iter().find(|m| m.spec.id == model)

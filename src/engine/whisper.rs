@@ -120,6 +120,27 @@ impl Engine for WhisperEngine {
     }
 }
 
+/// whisper.cpp's markers for stretches without speech (`[BLANK_AUDIO]`, `[ Silence ]`): not
+/// words anyone said, so silence transcribes to empty text.
+fn is_non_speech_marker(text: &str) -> bool {
+    let inner = text.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+    inner.is_some_and(|t| {
+        t.chars()
+            .all(|c| c.is_ascii_alphabetic() || c == '_' || c == ' ')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bracketed_markers_are_not_speech() {
+        assert!(super::is_non_speech_marker("[BLANK_AUDIO]"));
+        assert!(super::is_non_speech_marker("[ Silence ]"));
+        assert!(!super::is_non_speech_marker("[1] Hello"));
+        assert!(!super::is_non_speech_marker("Hello [laughs]"));
+    }
+}
+
 /// A language code whisper knows, checked without handing odd bytes to C.
 fn language_id(code: &str) -> Option<i32> {
     if code.is_empty() || code.len() > 8 || !code.bytes().all(|b| b.is_ascii_alphabetic()) {
@@ -174,6 +195,10 @@ fn run(
     params.set_print_realtime(false);
     params.set_print_timestamps(false);
     params.set_suppress_blank(true);
+    // No temperature fallback: it samples at random from the pooled state's generator, so the
+    // same audio could read differently from one request to the next.
+    params.set_temperature(0.0);
+    params.set_temperature_inc(0.0);
     let prompt = request
         .initial_prompt
         .as_deref()
@@ -186,7 +211,7 @@ fn run(
     let mut segments = Vec::new();
     for segment in state.as_iter() {
         let text = segment.to_str_lossy().map_err(failed)?.trim().to_string();
-        if text.is_empty() {
+        if text.is_empty() || is_non_speech_marker(&text) {
             continue;
         }
         segments.push(Segment {
@@ -206,5 +231,6 @@ fn run(
         text,
         language,
         segments,
+        processing_time: None,
     })
 }

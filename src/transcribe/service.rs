@@ -251,7 +251,7 @@ impl Transcriber {
             text,
             language: output.language,
             duration: round_ms(decoded.duration_secs),
-            processing_time: round_ms(busy.as_secs_f64()),
+            processing_time: round_ms(output.processing_time.unwrap_or(busy.as_secs_f64())),
             engine: resolved.engine.id().into(),
             model: Some(model.into()),
             segments,
@@ -386,6 +386,7 @@ mod tests {
                 text: String::new(),
                 language: None,
                 segments: vec![],
+                processing_time: None,
             })
         }
     }

@@ -55,6 +55,7 @@ impl TestApp {
             backends,
             require_token,
             models,
+            scenario: None,
         })
         .unwrap();
         TestApp { dir, app }
@@ -318,6 +319,13 @@ impl SpawnedServer {
             assert!(Instant::now() < deadline, "server did not exit");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Stops the server and reports whether its log has a line containing `needle`.
+    pub fn stderr_line_contains(&mut self, needle: &str) -> bool {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.stderr().lines().any(|l| l.contains(needle))
     }
 
     pub fn stderr(&mut self) -> String {

@@ -2,6 +2,7 @@
 
 pub mod backup;
 pub mod config;
+pub mod corpus;
 pub mod dictionary;
 pub mod history;
 pub mod models;

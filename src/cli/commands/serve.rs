@@ -12,6 +12,9 @@ pub struct ServeArgs {
     /// Run on the simulated devices and replay engine instead of real hardware and models.
     #[arg(long)]
     pub sim: bool,
+    /// Scenario file for --sim (devices, engine latency, models, faults); default scenario if omitted.
+    #[arg(long, requires = "sim")]
+    pub scenario: Option<std::path::PathBuf>,
     /// Require the API token on every route but GET /v1/status, whatever the preference says.
     #[arg(long)]
     pub require_token: bool,
@@ -25,8 +28,9 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
     } else {
         Backends::Real
     };
-    let app = App::build(Config::new(data_dir.clone(), backends, args.require_token))
-        .map_err(CliError::local)?;
+    let mut config = Config::new(data_dir.clone(), backends, args.require_token);
+    config.scenario = args.scenario;
+    let app = App::build(config).map_err(CliError::local)?;
     let port = match globals.port {
         Some(port) => port,
         None => app

@@ -1,0 +1,59 @@
+//! The recorded corpus against the live engine: when whisper's output for a clip no longer
+//! matches `corpus/recordings/tiny.en.json`, sim mode would replay stale answers.
+
+mod common;
+
+use std::path::Path;
+
+use verbatim::engine::whisper::WhisperEngine;
+use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+use verbatim_sim::{Corpus, Recording};
+
+/// One clip of each kind the corpus covers (speech with numbers and names, another language,
+/// silence, noise); the whole corpus is re-checked by `verbatim corpus record`.
+const CLIPS: &[&str] = &[
+    "en-apples",
+    "en-siobhan",
+    "de-morning",
+    "silence-1s",
+    "noise-white",
+];
+
+#[test]
+fn the_live_engine_still_says_what_was_recorded() {
+    let Some(models) = common::test_models() else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let corpus = Corpus::load(&root.join("corpus")).unwrap();
+    let recording = Recording::load(&root.join("corpus/recordings/tiny.en.json")).unwrap();
+    assert_eq!(
+        recording.clips.len(),
+        corpus.clips().len(),
+        "every clip has a recording"
+    );
+    let engine = WhisperEngine::new(models, 0);
+    for id in CLIPS {
+        let clip = corpus.clip(id).unwrap();
+        let live = engine
+            .transcribe(
+                "tiny.en",
+                &EngineRequest {
+                    samples: &clip.samples,
+                    language: LanguageChoice::Auto,
+                    task: Task::Transcribe,
+                    initial_prompt: None,
+                },
+            )
+            .unwrap();
+        let recorded = &recording.clips[*id];
+        assert_eq!(
+            live.text, recorded.text,
+            "clip {id}: the live engine differs from the recording; re-record with `verbatim corpus record --model tiny.en`"
+        );
+        assert_eq!(
+            live.language, recorded.language,
+            "clip {id}: re-record with `verbatim corpus record`"
+        );
+    }
+}
