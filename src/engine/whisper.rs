@@ -130,16 +130,6 @@ fn is_non_speech_marker(text: &str) -> bool {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn bracketed_markers_are_not_speech() {
-        assert!(super::is_non_speech_marker("[BLANK_AUDIO]"));
-        assert!(super::is_non_speech_marker("[ Silence ]"));
-        assert!(!super::is_non_speech_marker("[1] Hello"));
-        assert!(!super::is_non_speech_marker("Hello [laughs]"));
-    }
-}
 
 /// A language code whisper knows, checked without handing odd bytes to C.
 fn language_id(code: &str) -> Option<i32> {
@@ -233,4 +223,15 @@ fn run(
         segments,
         processing_time: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bracketed_markers_are_not_speech() {
+        assert!(super::is_non_speech_marker("[BLANK_AUDIO]"));
+        assert!(super::is_non_speech_marker("[ Silence ]"));
+        assert!(!super::is_non_speech_marker("[1] Hello"));
+        assert!(!super::is_non_speech_marker("Hello [laughs]"));
+    }
 }
