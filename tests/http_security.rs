@@ -305,7 +305,9 @@ async fn every_response_carries_the_security_headers_and_no_cors() {
 
 #[tokio::test]
 async fn status_reports_no_model_and_the_api_version() {
-    let t = TestApp::new();
+    // Real backends, nothing selected and no weights installed.
+    let models = tempfile::tempdir().unwrap();
+    let t = TestApp::real(verbatim::engine::models::ModelDir::new(models.path()));
     let (status, headers, body) = send(
         &t.router(),
         request("GET", "/v1/status").body(Body::empty()).unwrap(),
@@ -328,7 +330,13 @@ async fn status_reports_no_model_and_the_api_version() {
         request("GET", PROTECTED).body(Body::empty()).unwrap(),
     )
     .await;
-    assert_eq!(models, serde_json::json!({ "models": [] }));
+    let listed = models["models"].as_array().unwrap();
+    assert!(!listed.is_empty());
+    assert!(
+        listed
+            .iter()
+            .all(|m| m["status"] == "not_configured" && m["selected"] == false)
+    );
 }
 
 #[tokio::test]

@@ -130,7 +130,6 @@ fn is_non_speech_marker(text: &str) -> bool {
     })
 }
 
-
 /// A language code whisper knows, checked without handing odd bytes to C.
 fn language_id(code: &str) -> Option<i32> {
     if code.is_empty() || code.len() > 8 || !code.bytes().all(|b| b.is_ascii_alphabetic()) {

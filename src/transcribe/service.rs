@@ -423,6 +423,9 @@ mod tests {
             err.message(),
             "Ambiguous model id 'base' -- matches engines: whisper, other. Specify 'engine' too."
         );
+        insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
+            insta::assert_json_snapshot!("transcribe_ambiguous_model", err.body());
+        });
         let picked = t.resolve(&store, Some("other"), Some("base")).ok().unwrap();
         assert_eq!(picked.engine.id(), "other");
         let only = t.resolve(&store, None, Some("tiny")).ok().unwrap();
