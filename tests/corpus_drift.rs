@@ -1,5 +1,6 @@
 //! The recorded corpus against the live engine: when whisper's output for a clip no longer
 //! matches `corpus/recordings/tiny.en.json`, sim mode would replay stale answers.
+#![cfg(feature = "whisper")]
 
 mod common;
 

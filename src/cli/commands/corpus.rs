@@ -7,8 +7,6 @@ use std::time::Instant;
 use verbatim_sim::{Corpus, RecordedClip, Recording, Segment};
 
 use super::super::{CliError, Globals};
-use crate::app::model_dir;
-use crate::discovery::DataDir;
 use crate::engine::catalog::whisper_model;
 use crate::engine::{Engine, EngineRequest, LanguageChoice, Task};
 
