@@ -84,9 +84,9 @@ pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recordi
 
 #[cfg(feature = "whisper")]
 fn whisper_engine(globals: &Globals) -> Result<Box<dyn Engine>, CliError> {
-    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
+    let dir = crate::discovery::DataDir::resolve(globals.dev).map_err(CliError::local)?;
     Ok(Box::new(crate::engine::whisper::WhisperEngine::new(
-        model_dir(&dir),
+        crate::app::model_dir(&dir),
         0,
     )))
 }
