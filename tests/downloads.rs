@@ -84,6 +84,20 @@ async fn a_download_is_verified_installed_and_reports_progress() {
     );
 }
 
+/// Downloads tiny.en from `server` into a fresh folder, expecting a failure.
+async fn failed_download(server: &MockServer) -> (DownloadError, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
+    let uri = server.uri();
+    let err = tokio::task::spawn_blocking(move || {
+        let spec = whisper_model("tiny.en").unwrap();
+        download(&uri, spec, &ModelDir::new(dir), &mut |_, _| {}).unwrap_err()
+    })
+    .await
+    .unwrap();
+    (err, tmp)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wrong_checksum_leaves_no_file() {
     let server = MockServer::start().await;
@@ -96,20 +110,7 @@ async fn a_wrong_checksum_leaves_no_file() {
         )
         .mount(&server)
         .await;
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().to_path_buf();
-    let uri = server.uri();
-    let err = tokio::task::spawn_blocking(move || {
-        download(
-            &uri,
-            whisper_model("tiny.en").unwrap(),
-            &ModelDir::new(dir),
-            &mut |_, _| {},
-        )
-        .unwrap_err()
-    })
-    .await
-    .unwrap();
+    let (err, tmp) = failed_download(&server).await;
     assert!(
         matches!(err, DownloadError::ChecksumMismatch { .. }),
         "{err}"
@@ -129,20 +130,7 @@ async fn a_server_without_a_published_checksum_is_refused() {
         .respond_with(ResponseTemplate::new(200).set_body_bytes(b"weights".to_vec()))
         .mount(&server)
         .await;
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().to_path_buf();
-    let uri = server.uri();
-    let err = tokio::task::spawn_blocking(move || {
-        download(
-            &uri,
-            whisper_model("tiny.en").unwrap(),
-            &ModelDir::new(dir),
-            &mut |_, _| {},
-        )
-        .unwrap_err()
-    })
-    .await
-    .unwrap();
+    let (err, tmp) = failed_download(&server).await;
     assert!(matches!(err, DownloadError::NoChecksum { .. }), "{err}");
     assert!(files_in(&ModelDir::new(tmp.path())).is_empty());
 }

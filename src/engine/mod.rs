@@ -49,6 +49,26 @@ pub struct Segment {
     pub text: String,
 }
 
+impl From<verbatim_sim::Segment> for Segment {
+    fn from(s: verbatim_sim::Segment) -> Segment {
+        Segment {
+            start: s.start,
+            end: s.end,
+            text: s.text,
+        }
+    }
+}
+
+impl From<Segment> for verbatim_sim::Segment {
+    fn from(s: Segment) -> verbatim_sim::Segment {
+        verbatim_sim::Segment {
+            start: s.start,
+            end: s.end,
+            text: s.text,
+        }
+    }
+}
+
 /// What an engine heard.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineOutput {

@@ -10,7 +10,7 @@ use verbatim_sim::{ModelState, Simulation};
 
 use super::catalog::WHISPER_MODELS;
 use super::models::ModelDir;
-use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec, Segment};
+use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec};
 
 /// Sim mode answers as the whisper engine, so clients see the same ids as in production.
 pub const ENGINE_ID: &str = "whisper";
@@ -81,15 +81,7 @@ impl Engine for SimEngine {
             processing_time: Some(replay.processing_time),
             text: replay.text,
             language: replay.language,
-            segments: replay
-                .segments
-                .into_iter()
-                .map(|s| Segment {
-                    start: s.start,
-                    end: s.end,
-                    text: s.text,
-                })
-                .collect(),
+            segments: replay.segments.into_iter().map(Into::into).collect(),
         })
     }
 

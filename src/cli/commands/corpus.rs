@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use verbatim_sim::{Corpus, RecordedClip, Recording, Segment};
+use verbatim_sim::{Corpus, RecordedClip, Recording};
 
 use super::super::{CliError, Globals};
 use crate::engine::catalog::whisper_model;
@@ -66,15 +66,7 @@ pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recordi
                 duration: clip.samples.len() as f64 / verbatim_sim::SAMPLE_RATE as f64,
                 language: output.language,
                 processing_time,
-                segments: output
-                    .segments
-                    .into_iter()
-                    .map(|s| Segment {
-                        start: s.start,
-                        end: s.end,
-                        text: s.text,
-                    })
-                    .collect(),
+                segments: output.segments.into_iter().map(Into::into).collect(),
                 text: output.text,
             },
         );
