@@ -64,6 +64,15 @@ impl Engine for SimEngine {
             .collect()
     }
 
+    fn offer(&self, model: &str) -> Option<ModelOffer> {
+        let spec = super::catalog::whisper_model(model)?;
+        Some(ModelOffer {
+            spec,
+            downloaded: self.is_downloaded(spec),
+            loaded: false,
+        })
+    }
+
     fn transcribe(
         &self,
         model: &str,

@@ -99,6 +99,16 @@ impl Engine for WhisperEngine {
             .collect()
     }
 
+    /// One model's state, without reading every other model's manifest (per-request path).
+    fn offer(&self, model: &str) -> Option<ModelOffer> {
+        let spec = whisper_model(model)?;
+        Some(ModelOffer {
+            spec,
+            downloaded: self.models.is_installed(spec),
+            loaded: lock(&self.loaded).contains_key(spec.id),
+        })
+    }
+
     fn transcribe(
         &self,
         model: &str,
