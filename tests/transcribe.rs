@@ -257,6 +257,15 @@ async fn every_transcription_error_matches_its_snapshot() {
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
         ),
         (
+            "bad_await_download",
+            &installed,
+            request("POST", "/v1/transcribe/local-file?await_download=maybe")
+                .header("content-type", "application/json")
+                .body(Body::from(json!({"path": "/x.wav"}).to_string()))
+                .unwrap(),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
             "payload_too_large",
             &installed,
             request("POST", "/v1/transcribe")

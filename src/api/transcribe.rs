@@ -27,11 +27,16 @@ pub struct TranscribeQuery {
 }
 
 impl TranscribeQuery {
-    fn await_download(&self) -> bool {
-        self.await_download
-            .as_deref()
-            .and_then(parse_bool_word)
-            .unwrap_or(false)
+    /// Absent means no; any value but the contract's boolean words is a 400.
+    fn await_download(&self) -> Result<bool, ApiError> {
+        match self.await_download.as_deref() {
+            None => Ok(false),
+            Some(value) => parse_bool_word(value).ok_or_else(|| {
+                ApiError::BadRequest(format!(
+                    "Invalid 'await_download' query parameter '{value}': use 1 or 0 (true or false)."
+                ))
+            }),
+        }
     }
 }
 
@@ -55,9 +60,9 @@ pub async fn upload(
         let multipart = Multipart::from_request(request, &()).await.map_err(|e| {
             ApiError::BadRequest(format!("Invalid multipart form data: {}", e.body_text()))
         })?;
-        multipart_upload(&app, multipart, query.await_download()).await
+        multipart_upload(&app, multipart, query.await_download()?).await
     } else {
-        raw_upload(&app, &content_type, request, query.await_download()).await
+        raw_upload(&app, &content_type, request, query.await_download()?).await
     }
 }
 
@@ -122,6 +127,7 @@ pub async fn local_file(
     Query(query): Query<TranscribeQuery>,
     JsonBody(body): JsonBody<LocalFileRequest>,
 ) -> Result<Json<TranscriptionResult>, ApiError> {
+    let await_download = query.await_download()?;
     let options = body.options()?;
     options.validate()?;
     let path = Path::new(&body.path);
@@ -145,14 +151,7 @@ pub async fn local_file(
         ));
     }
     ensure_not_empty(path)?;
-    run(
-        &app,
-        &options,
-        path,
-        Some(extension),
-        query.await_download(),
-    )
-    .await
+    run(&app, &options, path, Some(extension), await_download).await
 }
 
 async fn run(
