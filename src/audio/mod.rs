@@ -1,5 +1,6 @@
-//! Audio input: decoding uploaded files and resampling to the 16 kHz mono the models use.
+//! Audio: decoding uploaded files, resampling, capture from devices, mixing and WAV recording.
 
+pub mod capture;
 mod container;
 pub mod decode;
 pub mod mix;
