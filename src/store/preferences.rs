@@ -13,8 +13,17 @@ use crate::wire::parse_bool_word;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrefKind {
     Bool(bool),
-    Int { default: i64, min: i64, max: i64 },
+    Int {
+        default: i64,
+        min: i64,
+        max: i64,
+    },
     Text(&'static str),
+    /// One of a fixed set of words.
+    Choice {
+        default: &'static str,
+        options: &'static [&'static str],
+    },
 }
 
 /// A known preference.
@@ -142,6 +151,61 @@ pub const UPDATE_CHANNEL: Pref = Pref {
     help: "Release channel for updates: stable or beta",
 };
 
+pub const RECORDER_MIC_ENABLED: Pref = Pref {
+    key: "recorderMicEnabled",
+    kind: PrefKind::Bool(true),
+    help: "The Recorder captures the microphone when a start does not say",
+};
+
+pub const RECORDER_SYSTEM_AUDIO_ENABLED: Pref = Pref {
+    key: "recorderSystemAudioEnabled",
+    kind: PrefKind::Bool(false),
+    help: "The Recorder captures system audio (what the speakers play) when a start does not say",
+};
+
+pub const RECORDER_TRANSCRIPTION_ENABLED: Pref = Pref {
+    key: "recorderTranscriptionEnabled",
+    kind: PrefKind::Bool(true),
+    help: "Transcribe each finished recording (the session's text)",
+};
+
+pub const RECORDER_STEREO: Pref = Pref {
+    key: "recorderStereo",
+    kind: PrefKind::Bool(false),
+    help: "Record microphone left and system audio right instead of one mono mix",
+};
+
+pub const RECORDINGS_FOLDER: Pref = Pref {
+    key: "recordingsFolder",
+    kind: PrefKind::Text(""),
+    help: "Folder for the Recorder's WAV files (empty: recordings/ in the data folder)",
+};
+
+pub const PREFERRED_MICROPHONE: Pref = Pref {
+    key: "preferredMicrophone",
+    kind: PrefKind::Text(""),
+    help: "Input device to use by name (empty: the system's default input)",
+};
+
+pub const DICTATION_INSERTION: Pref = Pref {
+    key: "dictationInsertion",
+    kind: PrefKind::Choice {
+        default: "clipboard",
+        options: &["none", "clipboard", "type"],
+    },
+    help: "Where dictated text goes: none, clipboard or type (keystrokes into the focused window)",
+};
+
+pub const MAX_DICTATION_SECONDS: Pref = Pref {
+    key: "maxDictationSeconds",
+    kind: PrefKind::Int {
+        default: 300,
+        min: 5,
+        max: 3600,
+    },
+    help: "A dictation still recording after this many seconds stops by itself",
+};
+
 /// Every known preference, in display order.
 pub const ALL: &[Pref] = &[
     API_SERVER_PORT,
@@ -155,6 +219,14 @@ pub const ALL: &[Pref] = &[
     HISTORY_RETENTION_DAYS,
     PLUGIN_REGISTRY_URL,
     UPDATE_CHANNEL,
+    RECORDER_MIC_ENABLED,
+    RECORDER_SYSTEM_AUDIO_ENABLED,
+    RECORDER_TRANSCRIPTION_ENABLED,
+    RECORDER_STEREO,
+    RECORDINGS_FOLDER,
+    PREFERRED_MICROPHONE,
+    DICTATION_INSERTION,
+    MAX_DICTATION_SECONDS,
 ];
 
 /// Preferences that belong to this machine and never travel in a settings backup: the API
@@ -165,6 +237,8 @@ pub const NOT_IN_BACKUP: &[&str] = &[
     API_SERVER_REQUIRES_AUTHENTICATION.key,
     PLUGIN_REGISTRY_URL.key,
     UPDATE_CHANNEL.key,
+    RECORDINGS_FOLDER.key,
+    PREFERRED_MICROPHONE.key,
 ];
 
 /// Looks a preference up by its key (exact spelling).
@@ -182,7 +256,7 @@ impl Pref {
         match self.kind {
             PrefKind::Bool(b) => PrefValue::Bool(b),
             PrefKind::Int { default, .. } => PrefValue::Int(default),
-            PrefKind::Text(s) => PrefValue::Text(s.into()),
+            PrefKind::Text(s) | PrefKind::Choice { default: s, .. } => PrefValue::Text(s.into()),
         }
     }
 
@@ -204,6 +278,10 @@ impl Pref {
                 ))),
             },
             PrefKind::Text(_) => Ok(PrefValue::Text(raw.into())),
+            PrefKind::Choice { options, .. } => match options.iter().find(|o| **o == raw.trim()) {
+                Some(o) => Ok(PrefValue::Text((*o).into())),
+                None => Err(invalid(format!("expected one of {}", options.join(", ")))),
+            },
         }
     }
 
@@ -213,13 +291,14 @@ impl Pref {
             (PrefKind::Bool(_), Value::Bool(b)) => Ok(PrefValue::Bool(*b)),
             (PrefKind::Int { .. }, Value::Number(n)) if n.is_i64() => self.parse(&n.to_string()),
             (PrefKind::Text(_), Value::String(s)) => Ok(PrefValue::Text(s.clone())),
+            (PrefKind::Choice { .. }, Value::String(s)) => self.parse(s),
             _ => Err(PrefError::Invalid {
                 key: self.key,
                 value: value.to_string(),
                 expected: match self.kind {
                     PrefKind::Bool(_) => "expected a JSON boolean".into(),
                     PrefKind::Int { .. } => "expected a JSON integer".into(),
-                    PrefKind::Text(_) => "expected a JSON string".into(),
+                    PrefKind::Text(_) | PrefKind::Choice { .. } => "expected a JSON string".into(),
                 },
             }),
         }

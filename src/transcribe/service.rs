@@ -206,7 +206,28 @@ impl Transcriber {
                 .map_err(|e| ApiError::internal("audio decoding stopped", e))?
                 .map_err(decode_error)?;
         let decode_time = decode_started.elapsed();
+        self.transcribe_samples(
+            resolved,
+            decoded.samples,
+            decoded.duration_secs,
+            decode_time,
+            options,
+            post,
+        )
+        .await
+    }
 
+    /// Transcribes 16 kHz mono samples already in memory (captured or decoded); `prior_work`
+    /// is time already spent on them (decoding), counted in `processing_time`.
+    pub async fn transcribe_samples(
+        &self,
+        resolved: &Resolved,
+        samples: Vec<f32>,
+        duration_secs: f64,
+        prior_work: std::time::Duration,
+        options: &TranscribeOptions,
+        post: PostProcessing,
+    ) -> Result<TranscriptionResult, ApiError> {
         let _permit = self.acquire_slot().await?;
         let engine_started = Instant::now();
         let engine = resolved.engine.clone();
@@ -214,7 +235,6 @@ impl Transcriber {
         let language = options.language_choice();
         let task = options.task.unwrap_or(Task::Transcribe);
         let initial_prompt = post.initial_prompt(options.prompt.as_deref());
-        let samples = decoded.samples;
         let output = tokio::task::spawn_blocking(move || {
             engine.transcribe(
                 model,
@@ -246,11 +266,11 @@ impl Transcriber {
                 .collect()
         });
         // Decode, inference and post-processing; time spent queued for a slot is not counted.
-        let busy = decode_time + engine_started.elapsed();
+        let busy = prior_work + engine_started.elapsed();
         Ok(TranscriptionResult {
             text,
             language: output.language,
-            duration: round_ms(decoded.duration_secs),
+            duration: round_ms(duration_secs),
             processing_time: round_ms(output.processing_time.unwrap_or(busy.as_secs_f64())),
             engine: resolved.engine.id().into(),
             model: Some(model.into()),
