@@ -3,9 +3,14 @@
 
 use std::sync::Arc;
 
+use crate::audio::capture::Devices;
+use crate::dictation::context::{AppContext, AppContextSource, StaticContext};
+use crate::dictation::insert::{Inserter, SimInserter};
+use crate::dictation::service::Dictation;
 use crate::discovery::{self, DataDir};
 use crate::engine::Engine;
 use crate::engine::models::ModelDir;
+use crate::recorder::service::Recorder;
 use crate::store::{Store, StoreError, preferences};
 use crate::transcribe::service::{DEFAULT_QUEUE, PostProcessing, Transcriber};
 
@@ -64,20 +69,45 @@ pub fn model_dir(data_dir: &DataDir) -> ModelDir {
     }
 }
 
-fn engines_for(config: &Config, store: &Store) -> Result<Vec<Arc<dyn Engine>>, BuildError> {
+/// The parts that differ between real and simulated backends.
+struct Parts {
+    engines: Vec<Arc<dyn Engine>>,
+    devices: Devices,
+    app_context: Arc<dyn AppContextSource>,
+    /// Sim mode records insertions; the real backend follows the preference at each use.
+    inserter: Option<Arc<dyn Inserter>>,
+}
+
+fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
     match config.backends {
-        Backends::Real => Ok(real_engines(&config.models, store)?),
-        Backends::Simulated => simulated_engines(config.scenario.as_deref(), store),
+        Backends::Real => Ok(Parts {
+            engines: real_engines(&config.models, store)?,
+            devices: real_devices(),
+            app_context: Arc::from(crate::dictation::context::detect()),
+            inserter: None,
+        }),
+        Backends::Simulated => simulated_parts(config, store),
     }
 }
 
-/// The replay engine on the scenario; its `selected_model` becomes the selection when none is set.
-fn simulated_engines(
-    scenario: Option<&std::path::Path>,
-    store: &Store,
-) -> Result<Vec<Arc<dyn Engine>>, BuildError> {
+fn real_devices() -> Devices {
+    use crate::audio::capture::{SourceKind, Unavailable};
+    Devices {
+        microphone: Arc::new(Unavailable {
+            kind: SourceKind::Microphone,
+        }),
+        system_audio: Arc::new(Unavailable {
+            kind: SourceKind::SystemAudio,
+        }),
+    }
+}
+
+/// The replay engine, devices and app context of the scenario; its `selected_model` becomes the
+/// selection when none is set. Insertions are recorded in `sim-insertions.jsonl`.
+fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> {
+    use crate::audio::capture::sim::SimSource;
     let clock: Arc<dyn verbatim_sim::Clock> = Arc::new(verbatim_sim::RealClock::new());
-    let sim = verbatim_sim::Simulation::load(scenario, clock)
+    let sim = verbatim_sim::Simulation::load(config.scenario.as_deref(), clock)
         .map_err(|e| BuildError::Simulation(e.to_string()))?;
     if let Some(model) = &sim.scenario.engine.selected_model
         && store.pref_text(&preferences::SELECTED_MODEL)?.is_empty()
@@ -92,9 +122,30 @@ fn simulated_engines(
             &PrefValue::Text(model.clone()),
         )?;
     }
+    let devices = Devices {
+        microphone: Arc::new(SimSource::new(sim.microphone.clone(), sim.clock.clone())),
+        system_audio: Arc::new(SimSource::new(sim.system_audio.clone(), sim.clock.clone())),
+    };
+    let context = &sim.scenario.app_context;
+    let app_context = Arc::new(StaticContext(AppContext {
+        app_name: context.app_name.clone(),
+        app_id: context.app_id.clone(),
+        url: context.url.clone(),
+    }));
+    let inserter = Arc::new(SimInserter::new(
+        config.data_dir.root().join(SIM_INSERTIONS_FILE),
+    ));
     let engine = crate::engine::sim::SimEngine::new(Arc::new(sim));
-    Ok(vec![Arc::new(engine)])
+    Ok(Parts {
+        engines: vec![Arc::new(engine)],
+        devices,
+        app_context,
+        inserter: Some(inserter),
+    })
 }
+
+/// Sim mode: what dictation would have typed, one JSON line per insertion, in the data folder.
+pub const SIM_INSERTIONS_FILE: &str = "sim-insertions.jsonl";
 
 #[cfg(feature = "whisper")]
 fn real_engines(models: &ModelDir, store: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
@@ -119,6 +170,13 @@ pub struct App {
     pub models: ModelDir,
     /// Downloads started by `?await_download=1`.
     pub downloads: crate::engine::downloads::Downloads,
+    /// Microphone and system audio.
+    pub devices: Devices,
+    pub recorder: Recorder,
+    pub dictation: Dictation,
+    /// The focused application, for dictation's history entries and workflow choice.
+    pub app_context: Arc<dyn AppContextSource>,
+    inserter: Option<Arc<dyn Inserter>>,
     require_token_flag: bool,
 }
 
@@ -131,11 +189,21 @@ impl App {
         }
         // Create the token now so the discovery file and the auth check agree from the start.
         discovery::token(&store)?;
-        let engines = engines_for(&config, &store)?;
+        let recovered = crate::recorder::service::recover_interrupted(&store)?
+            + crate::dictation::service::recover_interrupted(&store)?;
+        if recovered > 0 {
+            tracing::warn!("recovered {recovered} sessions a previous run left unfinished");
+        }
+        let parts = parts_for(&config, &store)?;
         Ok(Arc::new(App {
-            transcriber: Transcriber::new(engines, TRANSCRIPTION_SLOTS, DEFAULT_QUEUE),
+            transcriber: Transcriber::new(parts.engines, TRANSCRIPTION_SLOTS, DEFAULT_QUEUE),
             models: config.models,
             downloads: Default::default(),
+            devices: parts.devices,
+            recorder: Recorder::default(),
+            dictation: Dictation::default(),
+            app_context: parts.app_context,
+            inserter: parts.inserter,
             data_dir: config.data_dir,
             store,
             backends: config.backends,
@@ -146,6 +214,18 @@ impl App {
     /// The post-processing steps with the current preferences and dictionary.
     pub fn post_processing(&self) -> Result<PostProcessing, crate::api::ApiError> {
         PostProcessing::from_store(&self.store)
+    }
+
+    /// Where dictated text goes: sim mode's record, else the backend the preference names.
+    pub fn inserter(&self) -> Arc<dyn Inserter> {
+        if let Some(inserter) = &self.inserter {
+            return inserter.clone();
+        }
+        let choice = self
+            .store
+            .pref_text(&preferences::DICTATION_INSERTION)
+            .unwrap_or_default();
+        Arc::from(crate::dictation::insert::for_preference(&choice))
     }
 
     /// Whether requests must carry the token. Read on every request, so

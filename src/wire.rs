@@ -75,6 +75,14 @@ pub fn upper_uuid<S: Serializer>(id: &Uuid, serializer: S) -> Result<S::Ok, S::E
     serializer.serialize_str(&format_uuid(id))
 }
 
+/// An optional UUID upper-case (pair with `skip_serializing_if = "Option::is_none"`).
+pub fn upper_uuid_opt<S: Serializer>(id: &Option<Uuid>, serializer: S) -> Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => serializer.serialize_str(&format_uuid(id)),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// A timestamp as the API writes it: ISO 8601 UTC without fractional seconds.
 pub fn format_timestamp(at: &DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)

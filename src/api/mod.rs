@@ -4,11 +4,13 @@
 //! route match (404) -> token (401) -> body size (413) -> handler (panics become 500).
 
 mod backup;
+mod dictation;
 mod dictionary;
 pub mod error;
 mod history;
 pub mod json;
 mod query;
+mod recorder;
 mod rules;
 pub mod security;
 mod status;
@@ -38,6 +40,8 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
         .merge(dictionary::routes())
         .merge(rules::routes())
         .merge(backup::routes())
+        .merge(dictation::routes())
+        .merge(recorder::routes())
         // The 256 MiB limit is `limit_body`'s; axum's own 2 MB default must not undercut it.
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES as usize))
         .route_layer(from_fn(security::limit_body))

@@ -42,10 +42,15 @@ const ASYNC_CHUNK_FRAMES: usize = 1_024;
 /// Number of output samples that `input_len` samples at `from_rate` turn into:
 /// `round(input_len * 16000 / from_rate)`, halves rounded up. Returns 0 for `from_rate == 0`.
 pub fn expected_output_len(input_len: u64, from_rate: u32) -> u64 {
+    output_len_between(input_len, from_rate, TARGET_RATE)
+}
+
+/// `round(input_len * to_rate / from_rate)`, halves rounded up; 0 for `from_rate == 0`.
+pub fn output_len_between(input_len: u64, from_rate: u32, to_rate: u32) -> u64 {
     if from_rate == 0 {
         return 0;
     }
-    let num = u128::from(input_len) * u128::from(TARGET_RATE) + u128::from(from_rate / 2);
+    let num = u128::from(input_len) * u128::from(to_rate) + u128::from(from_rate / 2);
     (num / u128::from(from_rate)) as u64
 }
 
@@ -64,7 +69,7 @@ pub fn resample_to_16k(samples: &[f32], from_rate: u32) -> Vec<f32> {
     resampler.finish()
 }
 
-/// Incremental mono resampler to 16 kHz.
+/// Incremental mono resampler (to 16 kHz unless made with [`StreamingResampler::between`]).
 ///
 /// Feed input of any length with [`push`](Self::push), then call [`finish`](Self::finish) to
 /// flush the tail and get the output. Input is processed as soon as a full block is
@@ -72,6 +77,9 @@ pub fn resample_to_16k(samples: &[f32], from_rate: u32) -> Vec<f32> {
 /// accumulates inside and is handed over by `finish`.
 pub struct StreamingResampler {
     from_rate: u32,
+    to_rate: u32,
+    /// Output samples already handed over by [`StreamingResampler::take_output`].
+    taken: u64,
     engine: Option<Box<dyn Resampler<f32>>>,
     /// Input frames that did not yet fill a whole block.
     pending: Vec<f32>,
@@ -88,16 +96,27 @@ impl StreamingResampler {
     /// # Panics
     /// Panics if `from_rate` is 0.
     pub fn new(from_rate: u32) -> Self {
+        Self::between(from_rate, TARGET_RATE)
+    }
+
+    /// Creates a resampler from `from_rate` Hz to `to_rate` Hz.
+    ///
+    /// # Panics
+    /// Panics if either rate is 0.
+    pub fn between(from_rate: u32, to_rate: u32) -> Self {
         assert!(from_rate > 0, "the source sample rate must be positive");
-        let engine = if from_rate == TARGET_RATE {
+        assert!(to_rate > 0, "the target sample rate must be positive");
+        let engine = if from_rate == to_rate {
             None
         } else {
-            Some(make_engine(from_rate))
+            Some(make_engine(from_rate, to_rate))
         };
         let delay_left = engine.as_ref().map_or(0, |e| e.output_delay());
         let pending_cap = engine.as_ref().map_or(0, |e| e.input_frames_max());
         Self {
             from_rate,
+            to_rate,
+            taken: 0,
             engine,
             pending: Vec::with_capacity(pending_cap),
             delay_left,
@@ -114,6 +133,14 @@ impl StreamingResampler {
     /// Number of output samples produced so far (before the final flush).
     pub fn output_len(&self) -> usize {
         self.out.len()
+    }
+
+    /// Hands over the output produced so far (what [`finish`](Self::finish) returns is then
+    /// only the rest): lets a long stream be written out as it goes.
+    pub fn take_output(&mut self) -> Vec<f32> {
+        let out = std::mem::take(&mut self.out);
+        self.taken += out.len() as u64;
+        out
     }
 
     /// Reserves room for `additional` more output samples.
@@ -166,10 +193,11 @@ impl StreamingResampler {
         self.pending.extend_from_slice(input);
     }
 
-    /// Flushes the remaining input and returns all output: exactly
-    /// [`expected_output_len`]`(total input, from_rate)` samples.
+    /// Flushes the remaining input and returns all output not yet taken: in total exactly
+    /// [`output_len_between`]`(total input, from_rate, to_rate)` samples.
     pub fn finish(mut self) -> Vec<f32> {
-        let expected = expected_output_len(self.input_frames, self.from_rate) as usize;
+        let expected = output_len_between(self.input_frames, self.from_rate, self.to_rate)
+            .saturating_sub(self.taken) as usize;
         if let Some(engine) = self.engine.as_deref_mut() {
             if !self.pending.is_empty() {
                 let len = self.pending.len();
@@ -266,14 +294,14 @@ fn fft_block(block_in: usize, block_out: usize) -> usize {
     k * block_in
 }
 
-fn make_engine(from_rate: u32) -> Box<dyn Resampler<f32>> {
-    let g = gcd(from_rate, TARGET_RATE);
+fn make_engine(from_rate: u32, to_rate: u32) -> Box<dyn Resampler<f32>> {
+    let g = gcd(from_rate, to_rate);
     let block = from_rate / g;
     if block <= MAX_FFT_BLOCK {
-        let chunk = fft_block(block as usize, (TARGET_RATE / g) as usize);
+        let chunk = fft_block(block as usize, (to_rate / g) as usize);
         if let Ok(fft) = Fft::<f32>::new(
             from_rate as usize,
-            TARGET_RATE as usize,
+            to_rate as usize,
             chunk,
             1,
             FixedSync::Both,
@@ -281,7 +309,7 @@ fn make_engine(from_rate: u32) -> Box<dyn Resampler<f32>> {
             return Box::new(fft);
         }
     }
-    let ratio = f64::from(TARGET_RATE) / f64::from(from_rate);
+    let ratio = f64::from(to_rate) / f64::from(from_rate);
     let params = SincInterpolationParameters::new(128, WindowFunction::BlackmanHarris2)
         .oversampling_factor(256)
         .interpolation(SincInterpolationType::Linear);
@@ -449,5 +477,25 @@ mod tests {
     fn fallback_is_used_for_awkward_rates() {
         assert!(44_100 / gcd(44_100, TARGET_RATE) <= MAX_FFT_BLOCK);
         assert!(44_101 / gcd(44_101, TARGET_RATE) > MAX_FFT_BLOCK);
+    }
+
+    #[test]
+    fn output_taken_as_it_goes_adds_up_to_the_whole_conversion() {
+        let input = sine(440.0, 44_100, 44_100 * 2 + 123);
+        let mut whole = StreamingResampler::between(44_100, 48_000);
+        whole.push(&input);
+        let whole = whole.finish();
+        let mut streamed = StreamingResampler::between(44_100, 48_000);
+        let mut out = Vec::new();
+        for piece in input.chunks(1_000) {
+            streamed.push(piece);
+            out.extend(streamed.take_output());
+        }
+        out.extend(streamed.finish());
+        assert_eq!(
+            out.len() as u64,
+            output_len_between(input.len() as u64, 44_100, 48_000)
+        );
+        assert_eq!(out, whole);
     }
 }

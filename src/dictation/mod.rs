@@ -1,4 +1,7 @@
-//! System-wide dictation: a pure state machine ([`machine`]) driven by a service that owns the
-//! microphone, the engine and the insertion backend.
+//! System-wide dictation: a pure state machine ([`machine`]) driven by a service ([`service`])
+//! that owns the microphone, the engine and the insertion backend.
 
+pub mod context;
+pub mod insert;
 pub mod machine;
+pub mod service;

@@ -37,6 +37,8 @@ pub struct Finalized {
     pub output_file: PathBuf,
     /// Transcript, when transcription is enabled and the text is not empty.
     pub text: Option<String>,
+    /// Transcription was enabled but failed: the session fails, keeping the file.
+    pub transcription_error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -150,6 +152,18 @@ pub fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect
         )),
         (State::Finalizing { id, failure }, Event::FinalizationEnded(result)) => {
             let effect = match (failure, result) {
+                (
+                    None,
+                    Ok(Finalized {
+                        output_file,
+                        transcription_error: Some(error),
+                        ..
+                    }),
+                ) => Effect::Failed {
+                    id: *id,
+                    error,
+                    output_file: Some(output_file),
+                },
                 (None, Ok(done)) => Effect::Completed {
                     id: *id,
                     output_file: done.output_file,
@@ -263,7 +277,7 @@ mod tests {
                             _ => Err(RecorderError::Unexpected { event: "finalization ended", state: state.name() }),
                         };
                         let result = if ok {
-                            Ok(Finalized { output_file: "/r.wav".into(), text: Some("hi".into()) })
+                            Ok(Finalized { output_file: "/r.wav".into(), text: Some("hi".into()), transcription_error: None })
                         } else {
                             Err("disk full".into())
                         };
@@ -313,6 +327,7 @@ mod tests {
         let done = Finalized {
             output_file: "/rec/a.wav".into(),
             text: None,
+            transcription_error: None,
         };
         let (s, effects) = apply(&s, Event::FinalizationEnded(Ok(done)), 3.5).unwrap();
         assert_eq!(s, State::Idle);
@@ -333,6 +348,7 @@ mod tests {
         let done = Finalized {
             output_file: "/rec/b.wav".into(),
             text: Some("  ".into()),
+            transcription_error: None,
         };
         let (_, effects) = apply(&s, Event::FinalizationEnded(Ok(done)), 1.0).unwrap();
         assert_eq!(
@@ -341,6 +357,27 @@ mod tests {
                 id,
                 output_file: "/rec/b.wav".into(),
                 text: None
+            }]
+        );
+    }
+
+    #[test]
+    fn a_failed_transcription_fails_the_session_but_keeps_the_file() {
+        let id = Uuid::new_v4();
+        let s = State::Finalizing { id, failure: None };
+        let done = Finalized {
+            output_file: "/rec/c.wav".into(),
+            text: None,
+            transcription_error: Some("no model".into()),
+        };
+        let (s, effects) = apply(&s, Event::FinalizationEnded(Ok(done)), 1.0).unwrap();
+        assert_eq!(s, State::Idle);
+        assert_eq!(
+            effects,
+            vec![Effect::Failed {
+                id,
+                error: "no model".into(),
+                output_file: Some("/rec/c.wav".into())
             }]
         );
     }

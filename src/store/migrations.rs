@@ -147,6 +147,26 @@ const MIGRATIONS: &[&str] = &[
         enabled      INTEGER NOT NULL CHECK (enabled IN (0, 1)),
         installed_at INTEGER NOT NULL
     ) STRICT;",
+    // 6: Recorder and dictation sessions (a finished dictation's text is its history entry)
+    "CREATE TABLE recorder_sessions (
+        id           TEXT PRIMARY KEY NOT NULL,
+        status       TEXT NOT NULL CHECK (status IN ('recording', 'finalizing', 'completed', 'failed')),
+        started_at   INTEGER NOT NULL,
+        mic          INTEGER NOT NULL CHECK (mic IN (0, 1)),
+        system_audio INTEGER NOT NULL CHECK (system_audio IN (0, 1)),
+        target       TEXT NOT NULL,
+        output_file  TEXT,
+        text         TEXT,
+        error        TEXT
+    ) STRICT;
+    CREATE TABLE dictation_sessions (
+        id            TEXT PRIMARY KEY NOT NULL,
+        status        TEXT NOT NULL CHECK (status IN ('recording', 'processing', 'inserting', 'completed', 'failed')),
+        started_at    INTEGER NOT NULL,
+        workflow_id   TEXT,
+        workflow_name TEXT,
+        error         TEXT
+    ) STRICT;",
 ];
 
 pub fn current_version(conn: &Connection) -> rusqlite::Result<usize> {

@@ -12,6 +12,7 @@ pub mod preferences;
 pub mod profiles;
 pub mod prompt_actions;
 pub mod secrets;
+pub mod sessions;
 pub mod snippets;
 pub mod text;
 pub mod workflows;
@@ -29,6 +30,7 @@ pub use plugins::Plugin;
 pub use preferences::{Pref, PrefError, PrefKind, PrefValue};
 pub use profiles::Profile;
 pub use prompt_actions::PromptAction;
+pub use sessions::{DictationSession, RecorderEnd, RecorderSession};
 pub use snippets::Snippet;
 pub use workflows::{LanguageMode, Workflow};
 

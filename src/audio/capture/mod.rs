@@ -87,3 +87,38 @@ impl AudioSource for Unavailable {
         Err(CaptureError::NotAvailable { kind: self.kind })
     }
 }
+
+/// A capture stream resampled to a fixed rate as it is read.
+pub struct Feed {
+    stream: Box<dyn CaptureStream>,
+    resampler: crate::audio::resample::StreamingResampler,
+    raw: Vec<f32>,
+}
+
+impl Feed {
+    /// Reads `stream` and delivers its audio at `rate` Hz.
+    pub fn new(stream: Box<dyn CaptureStream>, rate: u32) -> Feed {
+        let from = stream.sample_rate().max(1);
+        Feed {
+            stream,
+            resampler: crate::audio::resample::StreamingResampler::between(from, rate),
+            raw: Vec::new(),
+        }
+    }
+
+    /// Waits at most `timeout` for audio and appends it, resampled, to `out`; fails once the
+    /// device is lost (everything it captured has been delivered by then).
+    pub fn pull(&mut self, out: &mut Vec<f32>, timeout: Duration) -> Result<(), CaptureError> {
+        self.raw.clear();
+        let read = self.stream.read(&mut self.raw, timeout);
+        self.resampler.push(&self.raw);
+        out.extend(self.resampler.take_output());
+        read
+    }
+
+    /// Stops the device and appends the resampler's tail to `out`.
+    pub fn finish(self, out: &mut Vec<f32>) {
+        drop(self.stream);
+        out.extend(self.resampler.finish());
+    }
+}

@@ -1,0 +1,200 @@
+//! The dictation routes: `POST /v1/dictation/start` (optional `{workflow_id}`),
+//! `POST /v1/dictation/stop`, `GET /v1/dictation/status` and
+//! `GET /v1/dictation/transcription?id=`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::Uri;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::query::Query;
+use super::{ApiError, blocking};
+use crate::app::App;
+use crate::dictation::service::requested_workflow;
+use crate::wire;
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/dictation/start", post(start))
+        .route("/v1/dictation/stop", post(stop))
+        .route("/v1/dictation/status", get(status))
+        .route("/v1/dictation/transcription", get(transcription))
+}
+
+fn invalid_workflow_id() -> ApiError {
+    ApiError::BadRequest("Missing or invalid 'workflow_id'".into())
+}
+
+/// The `workflow_id` of a start body: none for an empty body or one without the field; 400 for
+/// a body that is not a JSON object, or a `workflow_id` that is not a UUID string.
+pub fn workflow_id(body: &[u8]) -> Result<Option<Uuid>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_slice(body).map_err(|_| invalid_workflow_id())?;
+    let Value::Object(fields) = value else {
+        return Err(invalid_workflow_id());
+    };
+    match fields.get("workflow_id") {
+        None => Ok(None),
+        Some(Value::String(text)) => wire::parse_uuid(text)
+            .map(Some)
+            .ok_or_else(invalid_workflow_id),
+        Some(_) => Err(invalid_workflow_id()),
+    }
+}
+
+#[derive(Serialize)]
+struct Started {
+    #[serde(serialize_with = "wire::upper_uuid")]
+    id: Uuid,
+    status: &'static str,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "wire::upper_uuid_opt"
+    )]
+    workflow_id: Option<Uuid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workflow_name: Option<String>,
+}
+
+async fn start(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Started>, ApiError> {
+    let workflow = match workflow_id(&body)? {
+        Some(id) => Some(blocking(&app, move |app| requested_workflow(app, id)).await?),
+        None => None,
+    };
+    let started = app.dictation.start(&app, workflow).await?;
+    let (workflow_id, workflow_name) = started.workflow.unzip();
+    Ok(Json(Started {
+        id: started.id,
+        status: "recording",
+        workflow_id,
+        workflow_name,
+    }))
+}
+
+#[derive(Serialize)]
+struct Stopped {
+    #[serde(serialize_with = "wire::upper_uuid")]
+    id: Uuid,
+    status: &'static str,
+}
+
+async fn stop(State(app): State<Arc<App>>) -> Result<Json<Stopped>, ApiError> {
+    let id = app.dictation.stop(&app).await?;
+    Ok(Json(Stopped {
+        id,
+        status: "stopped",
+    }))
+}
+
+#[derive(Serialize)]
+struct Status {
+    state: &'static str,
+    is_recording: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    active_model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    active_workflow: Option<String>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "wire::upper_uuid_opt"
+    )]
+    active_workflow_id: Option<Uuid>,
+}
+
+async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
+    let live = app.dictation.status().await;
+    let model = blocking(&app, |app| {
+        Ok(app
+            .transcriber
+            .selected(&app.store)?
+            .map(|r| r.offer.spec.id.to_string()))
+    })
+    .await?;
+    let (active_workflow_id, active_workflow) = live.active_workflow.unzip();
+    Ok(Json(Status {
+        state: live.state,
+        is_recording: live.is_recording,
+        active_model: model,
+        active_workflow,
+        active_workflow_id,
+    }))
+}
+
+/// A dictation session as polled: its transcript is its history entry, without the id.
+#[derive(Serialize)]
+struct Session {
+    #[serde(serialize_with = "wire::upper_uuid")]
+    id: Uuid,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transcription: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+async fn transcription(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Session>, ApiError> {
+    let id = Query::of(&uri).id()?;
+    let (session, entry) = blocking(&app, move |app| {
+        let session = app.store.dictation_session(&id)?;
+        let entry = match &session {
+            Some(s) if s.status == "completed" => app.store.history_entry(&id)?,
+            _ => None,
+        };
+        Ok((session, entry))
+    })
+    .await?;
+    let session =
+        session.ok_or_else(|| ApiError::NotFound("Dictation session not found".into()))?;
+    let transcription = entry
+        .map(|e| serde_json::to_value(e).map_err(|e| ApiError::internal("history entry", e)))
+        .transpose()?
+        .map(|mut v| {
+            if let Value::Object(fields) = &mut v {
+                fields.remove("id");
+            }
+            v
+        });
+    Ok(Json(Session {
+        id: session.id,
+        // `inserting` is still processing from a client's point of view.
+        status: match session.status.as_str() {
+            "recording" => "recording",
+            "processing" | "inserting" => "processing",
+            "completed" => "completed",
+            _ => "failed",
+        },
+        transcription,
+        error: session.error,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_start_body_names_a_workflow_or_none() {
+        let id = Uuid::new_v4();
+        assert_eq!(workflow_id(b"").unwrap(), None);
+        assert_eq!(workflow_id(b" {} ").unwrap(), None);
+        let lower = format!(r#"{{"workflow_id":"{}"}}"#, id.hyphenated());
+        assert_eq!(workflow_id(lower.as_bytes()).unwrap(), Some(id));
+        for bad in [
+            &br#"{"workflow_id":"nope"}"#[..],
+            br#"{"workflow_id":7}"#,
+            br#"{"workflow_id":null}"#,
+            br#"[1]"#,
+            b"not json",
+        ] {
+            assert_eq!(workflow_id(bad).unwrap_err(), invalid_workflow_id());
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The Recorder routes: `POST /v1/recorder/start?mic=&system_audio=`, `POST /v1/recorder/stop`,
+//! `GET /v1/recorder/status` and `GET /v1/recorder/session?id=`.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::Uri;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Serialize;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::query::Query;
+use super::{ApiError, blocking};
+use crate::app::App;
+use crate::wire;
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/recorder/start", post(start))
+        .route("/v1/recorder/stop", post(stop))
+        .route("/v1/recorder/status", get(status))
+        .route("/v1/recorder/session", get(session))
+}
+
+/// A source flag: only `true`, `false`, `1` or `0` (any case); absent inherits the preference.
+fn source_flag(query: &Query, name: &str) -> Result<Option<bool>, ApiError> {
+    let Some(raw) = query.get(name) else {
+        return Ok(None);
+    };
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" => Ok(Some(true)),
+        "false" | "0" => Ok(Some(false)),
+        _ => Err(ApiError::BadRequest(format!(
+            "Invalid '{name}' query parameter"
+        ))),
+    }
+}
+
+#[derive(Serialize)]
+struct SessionState {
+    #[serde(serialize_with = "wire::upper_uuid")]
+    id: Uuid,
+    status: &'static str,
+}
+
+async fn start(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<SessionState>, ApiError> {
+    let query = Query::of(&uri);
+    let mic = source_flag(&query, "mic")?;
+    let system_audio = source_flag(&query, "system_audio")?;
+    let id = app.recorder.start(&app, mic, system_audio).await?;
+    Ok(Json(SessionState {
+        id,
+        status: "recording",
+    }))
+}
+
+async fn stop(State(app): State<Arc<App>>) -> Result<Json<SessionState>, ApiError> {
+    let id = app.recorder.stop(&app).await?;
+    Ok(Json(SessionState {
+        id,
+        status: "finalizing",
+    }))
+}
+
+async fn status(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(json!({ "recording": app.recorder.is_recording().await }))
+}
+
+/// A Recorder session as the API shows it.
+#[derive(Serialize)]
+struct Session {
+    #[serde(serialize_with = "wire::upper_uuid")]
+    id: Uuid,
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+async fn session(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Session>, ApiError> {
+    let id = Query::of(&uri).id()?;
+    let session = blocking(&app, move |app| Ok(app.store.recorder_session(&id)?))
+        .await?
+        .ok_or_else(|| ApiError::NotFound("Recorder session not found".into()))?;
+    Ok(Json(Session {
+        id: session.id,
+        status: session.status,
+        text: session.text.filter(|t| !t.is_empty()),
+        output_file: session
+            .output_file
+            .map(|p| p.to_string_lossy().into_owned()),
+        error: session.error,
+    }))
+}
