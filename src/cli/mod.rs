@@ -32,6 +32,9 @@ pub enum CliError {
     CannotConnect(String),
     #[error("Server returned {status} - {message}")]
     Server { status: u16, message: String },
+    /// A dictation or Recorder session the server reports as failed.
+    #[error("{0}")]
+    SessionFailed(String),
 }
 
 impl CliError {
@@ -39,7 +42,7 @@ impl CliError {
         match self {
             CliError::Local(_) => Exit::Local,
             CliError::CannotConnect(_) => Exit::CannotConnect,
-            CliError::Server { .. } => Exit::ServerError,
+            CliError::Server { .. } | CliError::SessionFailed(_) => Exit::ServerError,
         }
     }
 
@@ -113,6 +116,12 @@ pub enum Command {
         #[command(subcommand)]
         command: Option<commands::rules::RulesCommand>,
     },
+    /// Start and stop dictation, and read a session's text.
+    #[command(subcommand)]
+    Dictation(commands::dictation::DictationCommand),
+    /// Start and stop the Recorder, and read a session's file and text.
+    #[command(subcommand)]
+    Recorder(commands::recorder::RecorderCommand),
     /// Write a settings backup (workflows, dictionary, history...) to a file, atomically.
     Export {
         /// The backup file to write (`~` is expanded).
@@ -168,6 +177,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::History { command, list } => commands::history::run(globals, command, list),
         Command::Dictionary(cmd) => commands::dictionary::run(globals, cmd),
         Command::Rules { command } => commands::rules::run(globals, command),
+        Command::Dictation(cmd) => commands::dictation::run(globals, cmd),
+        Command::Recorder(cmd) => commands::recorder::run(globals, cmd),
         Command::Export { path } => commands::backup::export(globals, &path),
         Command::Import { path } => commands::backup::import(globals, &path),
         Command::Config(cmd) => commands::config::run(globals, cmd),

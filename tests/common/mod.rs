@@ -36,12 +36,26 @@ impl TestApp {
     fn with_flag(require_token: bool) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let models = ModelDir::new(dir.path().join("models"));
-        Self::build(dir, Backends::Simulated, require_token, models)
+        Self::build(dir, Backends::Simulated, require_token, models, None)
+    }
+
+    /// A sim-mode app on a scenario written from `toml` (see [`write_scenario`]).
+    pub fn with_scenario(toml: &str) -> TestApp {
+        let dir = tempfile::tempdir().unwrap();
+        let scenario = write_scenario(dir.path(), toml);
+        let models = ModelDir::new(dir.path().join("models"));
+        Self::build(dir, Backends::Simulated, false, models, Some(scenario))
     }
 
     /// An app on the real backends whose models folder is `models`.
     pub fn real(models: ModelDir) -> TestApp {
-        Self::build(tempfile::tempdir().unwrap(), Backends::Real, false, models)
+        Self::build(
+            tempfile::tempdir().unwrap(),
+            Backends::Real,
+            false,
+            models,
+            None,
+        )
     }
 
     fn build(
@@ -49,13 +63,14 @@ impl TestApp {
         backends: Backends,
         require_token: bool,
         models: ModelDir,
+        scenario: Option<PathBuf>,
     ) -> TestApp {
         let app = App::build(Config {
             data_dir: DataDir::at(dir.path().join("data")),
             backends,
             require_token,
             models,
-            scenario: None,
+            scenario,
         })
         .unwrap();
         TestApp { dir, app }
@@ -83,6 +98,53 @@ impl TestApp {
     /// The real router for a server on `PORT`.
     pub fn router(&self) -> Router {
         verbatim::api::router(self.app.clone(), PORT)
+    }
+}
+
+/// Writes a scenario file into `dir` that plays clips from the source tree's corpus.
+pub fn write_scenario(dir: &Path, toml: &str) -> PathBuf {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let path = dir.join("scenario.toml");
+    std::fs::write(
+        &path,
+        format!("corpus = {:?}\n{toml}", corpus.display().to_string()),
+    )
+    .unwrap();
+    path
+}
+
+/// One JSON request to a spawned server; the status and the parsed body (Null when not JSON).
+pub fn http_json(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let (status, _, text) = raw_http(
+        port,
+        &format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// Polls `path` until its `status` is `completed` or `failed` (at most `limit`).
+pub fn poll_until_done(port: u16, path: &str, limit: Duration) -> serde_json::Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let (code, body) = http_json(port, "GET", path, None);
+        assert_eq!(code, 200, "{path}: {body}");
+        if matches!(body["status"].as_str(), Some("completed" | "failed")) {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "{path} did not end: {body}");
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

@@ -3,11 +3,14 @@
 pub mod backup;
 pub mod config;
 pub mod corpus;
+pub mod dictation;
 pub mod dictionary;
 pub mod history;
 pub mod models;
+pub mod recorder;
 pub mod rules;
 pub mod serve;
+mod sessions;
 pub mod status;
 pub mod token;
 pub mod transcribe;
