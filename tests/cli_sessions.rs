@@ -1,0 +1,174 @@
+//! `verbatim dictation ...` and `verbatim recorder ...` end to end against a sim-mode server:
+//! output for people and `--json`, `--wait`, and exit codes for conflicts and failed sessions.
+
+mod common;
+
+use std::time::Duration;
+
+use assert_cmd::Command;
+use common::{SpawnedServer, write_scenario};
+use predicates::prelude::*;
+use serde_json::Value;
+
+const SCENARIO: &str = r#"
+[microphone]
+sample_rate = 44100
+items = [{ clip = "en-founded" }]
+
+[system_audio]
+present = false
+
+[engine]
+selected_model = "tiny.en"
+
+[models]
+"tiny.en" = "present"
+"#;
+
+fn cli(server: &SpawnedServer) -> Command {
+    let mut command = Command::new(common::binary());
+    command
+        .env("VERBATIM_HOME", &server.home)
+        .env_remove("VERBATIM_API_TOKEN");
+    command
+}
+
+fn json_of(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
+}
+
+fn serve(home: &std::path::Path, scenario: &str) -> SpawnedServer {
+    let file = write_scenario(home, scenario);
+    SpawnedServer::start(
+        &home.join("data"),
+        &["--sim", "--scenario", file.to_str().unwrap()],
+    )
+}
+
+#[test]
+fn recorder_commands_record_wait_and_report() {
+    let home = tempfile::tempdir().unwrap();
+    let server = serve(home.path(), SCENARIO);
+    cli(&server)
+        .args(["recorder", "status"])
+        .assert()
+        .success()
+        .stdout("Not recording.\n");
+    let started = cli(&server)
+        .args([
+            "recorder",
+            "start",
+            "--mic",
+            "true",
+            "--system-audio",
+            "false",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(started.status.success());
+    let id = json_of(&started)["id"].as_str().unwrap().to_string();
+    cli(&server)
+        .args(["recorder", "status"])
+        .assert()
+        .success()
+        .stdout("Recording.\n");
+    // A second start is a conflict: exit code 3 with the server's message.
+    cli(&server)
+        .args(["recorder", "start"])
+        .assert()
+        .code(3)
+        .stderr("Error: Server returned 409 - Already recording\n");
+    std::thread::sleep(Duration::from_millis(3800));
+    cli(&server)
+        .args(["recorder", "stop"])
+        .assert()
+        .success()
+        .stdout(format!("Stopped; session {id} is being finalized.\n"));
+    let waited = cli(&server)
+        .args(["recorder", "session", &id, "--wait"])
+        .output()
+        .unwrap();
+    assert!(waited.status.success(), "{waited:?}");
+    let text = String::from_utf8(waited.stdout).unwrap();
+    assert!(text.starts_with("Status: completed\nFile: /"), "{text}");
+    assert!(
+        text.contains("recording-") && text.ends_with("The company was founded in 2006.\n"),
+        "{text}"
+    );
+    cli(&server)
+        .args([
+            "recorder",
+            "session",
+            "0F8FAD5B-D9CB-469F-A165-70867728950E",
+        ])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("404 - Recorder session not found"));
+    cli(&server)
+        .args(["recorder", "start", "--mic", "maybe"])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn dictation_commands_dictate_wait_and_print_the_text() {
+    let home = tempfile::tempdir().unwrap();
+    let server = serve(home.path(), SCENARIO);
+    cli(&server)
+        .args(["dictation", "stop"])
+        .assert()
+        .code(3)
+        .stderr("Error: Server returned 409 - Not recording\n");
+    let started = cli(&server).args(["dictation", "start"]).output().unwrap();
+    assert!(started.status.success());
+    let line = String::from_utf8(started.stdout).unwrap();
+    let id = line
+        .trim_end()
+        .strip_prefix("Dictating; session ")
+        .and_then(|rest| rest.strip_suffix('.'))
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    cli(&server)
+        .args(["dictation", "status"])
+        .assert()
+        .success()
+        .stdout("State: recording\nModel: tiny.en\n");
+    std::thread::sleep(Duration::from_millis(3800));
+    cli(&server).args(["dictation", "stop"]).assert().success();
+    cli(&server)
+        .args(["dictation", "result", &id, "--wait"])
+        .assert()
+        .success()
+        .stdout("The company was founded in 2006.\n");
+    let json = cli(&server)
+        .args(["dictation", "result", &id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json_of(&json)["transcription"]["words_count"], 6);
+    cli(&server)
+        .args(["dictation", "start", "--workflow", "nope"])
+        .assert()
+        .code(3)
+        .stderr("Error: Server returned 400 - Missing or invalid 'workflow_id'\n");
+}
+
+#[test]
+fn a_failed_session_exits_with_code_3_and_its_reason() {
+    let home = tempfile::tempdir().unwrap();
+    let lost = format!("{SCENARIO}\n[microphone.faults]\nlost_after_seconds = 0.5\n");
+    let server = serve(home.path(), &lost);
+    let started = cli(&server)
+        .args(["dictation", "start", "--json"])
+        .output()
+        .unwrap();
+    let id = json_of(&started)["id"].as_str().unwrap().to_string();
+    cli(&server)
+        .args(["dictation", "result", &id, "--wait"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(format!(
+            "Dictation {id} failed: The microphone was lost"
+        )));
+}
