@@ -77,6 +77,7 @@ fn bench(c: &mut Criterion) {
         require_token: false,
         models,
         scenario: None,
+        sim_clock: None,
     })
     .unwrap();
     app.store

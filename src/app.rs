@@ -34,6 +34,9 @@ pub struct Config {
     pub models: ModelDir,
     /// Sim mode: the scenario file (None: the default scenario).
     pub scenario: Option<std::path::PathBuf>,
+    /// Sim mode: the clock the devices and the replay engine run on (None: real time). A
+    /// virtual clock lets a test decide exactly how much audio the devices have played.
+    pub sim_clock: Option<Arc<dyn verbatim_sim::Clock>>,
 }
 
 impl Config {
@@ -45,6 +48,7 @@ impl Config {
             backends,
             require_token,
             scenario: None,
+            sim_clock: None,
         }
     }
 }
@@ -106,7 +110,10 @@ fn real_devices() -> Devices {
 /// selection when none is set. Insertions are recorded in `sim-insertions.jsonl`.
 fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> {
     use crate::audio::capture::sim::SimSource;
-    let clock: Arc<dyn verbatim_sim::Clock> = Arc::new(verbatim_sim::RealClock::new());
+    let clock: Arc<dyn verbatim_sim::Clock> = match &config.sim_clock {
+        Some(clock) => clock.clone(),
+        None => Arc::new(verbatim_sim::RealClock::new()),
+    };
     let sim = verbatim_sim::Simulation::load(config.scenario.as_deref(), clock)
         .map_err(|e| BuildError::Simulation(e.to_string()))?;
     if let Some(model) = &sim.scenario.engine.selected_model

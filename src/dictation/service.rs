@@ -269,6 +269,8 @@ fn capture(
             break;
         }
     }
+    // What the microphone captured up to the stop, not yet read.
+    let _ = feed.pull(&mut samples, Duration::ZERO);
     feed.finish(&mut samples);
     samples
 }

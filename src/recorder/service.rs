@@ -296,7 +296,11 @@ fn capture(
             break;
         }
     }
-    for (feed, buffer) in feeds.into_iter().zip(pending.iter_mut()) {
+    for (mut feed, buffer) in feeds.into_iter().zip(pending.iter_mut()) {
+        if failure.is_none() {
+            // What the device captured up to the stop, not yet read; a late fault changes nothing.
+            let _ = feed.pull(buffer, Duration::ZERO);
+        }
         feed.finish(buffer);
     }
     let rest = pending.iter().map(Vec::len).max().unwrap_or(0);

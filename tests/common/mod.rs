@@ -71,6 +71,7 @@ impl TestApp {
             require_token,
             models,
             scenario,
+            sim_clock: None,
         })
         .unwrap();
         TestApp { dir, app }
