@@ -306,3 +306,46 @@ fn sessions_survive_a_restart_and_a_crash_mid_recording_keeps_the_audio() {
     let (_, status) = http_json(port, "GET", "/v1/recorder/status", None);
     assert_eq!(status["recording"], false);
 }
+
+#[test]
+fn an_overrun_leaves_silence_in_its_place_and_the_timeline_intact() {
+    let home = tempfile::tempdir().unwrap();
+    let scenario = r#"
+[microphone]
+sample_rate = 48000
+items = [{ tone = 440.0, seconds = 10.0, volume = 0.5 }]
+
+[microphone.faults]
+overruns = [{ at_seconds = 0.5, samples = 4800 }]
+
+[system_audio]
+present = false
+
+[engine]
+selected_model = "tiny.en"
+
+[models]
+"tiny.en" = "present"
+"#;
+    let server = serve(home.path(), scenario);
+    let session = record_for(&server, "?mic=1&system_audio=0", 1.5);
+    assert_eq!(session["status"], "completed", "{session}");
+    let mut reader = hound::WavReader::open(session["output_file"].as_str().unwrap()).unwrap();
+    let samples: Vec<i16> = reader.samples::<i16>().map(Result::unwrap).collect();
+    assert!(samples.len() > 48_000, "{} samples", samples.len());
+    // 0.5 s to 0.6 s was dropped by the device: silence, with the tone on either side.
+    assert!(samples[24_000..28_800].iter().all(|&s| s == 0));
+    let loud = |range: std::ops::Range<usize>| samples[range].iter().any(|&s| s.abs() > 10_000);
+    assert!(loud(23_000..24_000) && loud(28_800..29_800));
+    // The tone goes on in phase after the gap: nothing shifted.
+    let expected = |i: usize| {
+        (0.5 * (std::f64::consts::TAU * 440.0 * i as f64 / 48_000.0).sin() as f32 * 32767.0).round()
+            as i32
+    };
+    for i in [28_800, 30_000, 40_000] {
+        assert!(
+            (i32::from(samples[i]) - expected(i)).abs() <= 1,
+            "sample {i}"
+        );
+    }
+}
