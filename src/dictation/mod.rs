@@ -1,7 +1,8 @@
 //! System-wide dictation: a pure state machine ([`machine`]) driven by a service that owns the
-//! microphone, the engine and the insertion backend ([`insert`]) in the desktop session
-//! ([`desktop`]).
+//! microphone, the engine and the insertion backend ([`insert`]), and records which application
+//! it dictated into ([`context`]) in the desktop session ([`desktop`]).
 
+pub mod context;
 pub mod desktop;
 pub mod insert;
 pub mod machine;
