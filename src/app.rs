@@ -232,7 +232,7 @@ impl App {
             .store
             .pref_text(&preferences::DICTATION_INSERTION)
             .unwrap_or_default();
-        Arc::from(crate::dictation::insert::for_preference(&choice))
+        crate::dictation::insert::for_preference(&choice)
     }
 
     /// Whether requests must carry the token. Read on every request, so

