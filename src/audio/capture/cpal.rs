@@ -530,9 +530,57 @@ impl Drop for CpalStream {
 mod tests {
     use super::*;
 
+    fn at(millis: u64) -> InputCallbackInfo {
+        let instant = StreamInstant::from_millis(millis);
+        InputCallbackInfo::new(::cpal::InputStreamTimestamp {
+            callback: instant,
+            capture: instant,
+        })
+    }
+
+    fn data(samples: &[f32]) -> Data {
+        // SAFETY: the pointer and length describe `samples`, which outlives the Data.
+        unsafe {
+            Data::from_parts(
+                samples.as_ptr() as *mut (),
+                samples.len(),
+                SampleFormat::F32,
+            )
+        }
+    }
+
+    #[test]
+    fn an_overrun_is_filled_with_the_silence_the_timestamps_show() {
+        let (tx, rx) = mpsc::channel();
+        let overrun = Arc::new(AtomicBool::new(false));
+        let mut mono = Downmix {
+            channels: 1,
+            rate: 1_000,
+            next_capture: None,
+            overrun: Arc::clone(&overrun),
+            events: tx,
+        };
+        let block = [0.5f32; 10];
+        mono.push(&data(&block), &at(0));
+        // Jitter without a reported overrun is not a gap.
+        mono.push(&data(&block), &at(15));
+        overrun.store(true, Ordering::Relaxed);
+        // Expected at 25 ms, captured at 50 ms: 25 samples were dropped.
+        mono.push(&data(&block), &at(50));
+        let lengths: Vec<(usize, usize)> = rx
+            .try_iter()
+            .map(|event| match event {
+                Event::Samples(s) => (s.len(), s.iter().filter(|&&x| x == 0.0).count()),
+                Event::Lost(_) => panic!("not lost"),
+            })
+            .collect();
+        assert_eq!(lengths, [(10, 0), (10, 0), (35, 25)]);
+    }
+
     #[test]
     fn stereo_frames_are_averaged_and_integers_scaled() {
         let samples: Vec<i16> = vec![i16::MAX, 0, i16::MIN, i16::MIN, 0, 0];
+        // SAFETY: the pointer and length describe `samples`, which outlives the Data.
         let data = unsafe {
             Data::from_parts(
                 samples.as_ptr() as *mut (),
