@@ -86,7 +86,10 @@ fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
     match config.backends {
         Backends::Real => Ok(Parts {
             engines: real_engines(&config.models, store)?,
-            devices: real_devices(),
+            devices: crate::audio::capture::real_devices(
+                Some(store.pref_text(&preferences::PREFERRED_MICROPHONE)?)
+                    .filter(|name| !name.trim().is_empty()),
+            ),
             app_context: Arc::from(crate::dictation::context::detect()),
             inserter: None,
         }),
@@ -94,17 +97,6 @@ fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
     }
 }
 
-fn real_devices() -> Devices {
-    use crate::audio::capture::{SourceKind, Unavailable};
-    Devices {
-        microphone: Arc::new(Unavailable {
-            kind: SourceKind::Microphone,
-        }),
-        system_audio: Arc::new(Unavailable {
-            kind: SourceKind::SystemAudio,
-        }),
-    }
-}
 
 /// The replay engine, devices and app context of the scenario; its `selected_model` becomes the
 /// selection when none is set. Insertions are recorded in `sim-insertions.jsonl`.

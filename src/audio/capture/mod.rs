@@ -5,6 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "capture")]
+pub mod cpal;
 pub mod sim;
 
 /// Which source a device stands for.
@@ -85,6 +87,36 @@ impl AudioSource for Unavailable {
 
     fn open(&self) -> Result<Box<dyn CaptureStream>, CaptureError> {
         Err(CaptureError::NotAvailable { kind: self.kind })
+    }
+}
+
+/// The machine's microphone (`preferred_microphone` by name when connected, see
+/// [`cpal::CpalSource::microphone`]) and system audio. Without the `capture` feature, sources that
+/// are never available.
+#[cfg(feature = "capture")]
+pub fn real_devices(preferred_microphone: Option<String>) -> Devices {
+    Devices {
+        microphone: Arc::new(cpal::CpalSource::microphone(preferred_microphone)),
+        system_audio: Arc::new(cpal::CpalSource::system_audio()),
+    }
+}
+
+/// The machine's microphone and system audio: never available in a build without the `capture`
+/// feature.
+#[cfg(not(feature = "capture"))]
+pub fn real_devices(preferred_microphone: Option<String>) -> Devices {
+    let _ = preferred_microphone;
+    tracing::warn!(
+        "audio capture is not in this build (built without the `capture` feature): \
+         no microphone or system audio"
+    );
+    Devices {
+        microphone: Arc::new(Unavailable {
+            kind: SourceKind::Microphone,
+        }),
+        system_audio: Arc::new(Unavailable {
+            kind: SourceKind::SystemAudio,
+        }),
     }
 }
 
