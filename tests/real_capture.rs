@@ -4,12 +4,14 @@
 //! outside `scripts/test`, failed under `CI` when the server is missing.
 #![cfg(feature = "capture")]
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::pulse::{Pulse, pulse};
 use verbatim::audio::capture::cpal::CpalSource;
 use verbatim::audio::capture::{AudioSource, CaptureError, CaptureStream, real_devices};
 use verbatim::audio::resample::resample_to_16k;
@@ -19,55 +21,6 @@ use verbatim_sim::{Clip, Corpus, FingerprintIndex, Match};
 const TAIL: Duration = Duration::from_millis(300);
 /// Longest a read waits; short so the player's end is noticed at once.
 const READ: Duration = Duration::from_millis(20);
-
-/// Exclusive use of the test server's sinks, for this process and any other test run on it.
-struct Pulse {
-    /// The server's folder (`scripts/lib/pulse.sh`).
-    dir: PathBuf,
-    _process: MutexGuard<'static, ()>,
-    _runs: File,
-}
-
-/// The test sound server: `None` (skip) outside `scripts/test`, a panic under `CI`.
-fn pulse() -> Option<Pulse> {
-    static TURN: Mutex<()> = Mutex::new(());
-    let Some(dir) = std::env::var_os("VERBATIM_TEST_PULSE") else {
-        if std::env::var_os("CI").is_some() {
-            panic!(
-                "VERBATIM_TEST_PULSE is not set: run ./scripts/test, which starts the sound server"
-            );
-        }
-        eprintln!("skipped: no test sound server (run ./scripts/test to start one)");
-        return None;
-    };
-    let answers = Command::new("pactl")
-        .arg("info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        answers,
-        "no PulseAudio server answers on PULSE_SERVER={:?}: run ./scripts/test",
-        std::env::var_os("PULSE_SERVER")
-    );
-    let dir = PathBuf::from(dir);
-    assert!(
-        dir.is_dir(),
-        "VERBATIM_TEST_PULSE is the test server's folder: run ./scripts/test"
-    );
-    let process = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let lock = dir.join("tests.lock");
-    let runs = File::create(&lock).unwrap();
-    // SAFETY: flock on a descriptor this File owns; released when it is closed.
-    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&runs), libc::LOCK_EX) };
-    assert_eq!(locked, 0, "flock {}", lock.display());
-    Some(Pulse {
-        dir,
-        _process: process,
-        _runs: runs,
-    })
-}
 
 struct Fingerprints {
     corpus: Corpus,

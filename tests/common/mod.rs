@@ -2,6 +2,8 @@
 //! real `verbatim` binary started with its own data folder.
 #![allow(dead_code)]
 
+pub mod pulse;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

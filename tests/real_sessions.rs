@@ -1,0 +1,148 @@
+//! The Recorder and dictation on the real backends: cpal capture from the private PulseAudio
+//! server `scripts/test` starts, and the installed tiny.en model. A corpus clip played into the
+//! null sink is recorded through the Recorder's system-audio path and dictated through the
+//! virtual microphone (the sink's monitor remapped as the default source). Skipped outside
+//! `scripts/test`, failed under `CI` when the sound server or the model is missing.
+#![cfg(all(feature = "capture", feature = "whisper"))]
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use common::{TestApp, request, send, word_error_rate};
+use serde_json::Value;
+use verbatim::store::{PrefValue, preferences};
+use verbatim_sim::Corpus;
+
+async fn call(app: &TestApp, method: &str, path: &str) -> (u16, Value) {
+    let req = request(method, path).body(Body::empty()).unwrap();
+    let (status, _, body) = send(&app.router(), req).await;
+    (status.as_u16(), body)
+}
+
+async fn poll(app: &TestApp, path: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, body) = call(app, "GET", path).await;
+        assert_eq!(code, 200, "{body}");
+        if matches!(body["status"].as_str(), Some("completed" | "failed")) {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "{path} did not end: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Plays a corpus clip into the test server's null sink and waits until it has been heard.
+async fn play(id: &str) -> String {
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let clip = corpus.clip(id).unwrap();
+    let file: PathBuf = corpus.dir().join(&clip.entry.file);
+    let player = file.clone();
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("paplay")
+            .args(["--device=verbatim_sink", "--latency-msec=50"])
+            .arg(&player)
+            .status()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(status.success(), "paplay {}", file.display());
+    // The sink's and the source's latency.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    clip.entry.text.clone()
+}
+
+fn set(app: &TestApp, pref: &preferences::Pref, value: PrefValue) {
+    app.app.store.set_pref(pref, &value).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_recorder_and_dictation_capture_real_devices() {
+    let Some(_pulse) = common::pulse::pulse() else {
+        return;
+    };
+    let Some(models) = common::test_models() else {
+        return;
+    };
+    let app = TestApp::real(models);
+    app.select("tiny.en");
+    set(
+        &app,
+        &preferences::DICTATION_INSERTION,
+        PrefValue::Text("none".into()),
+    );
+
+    // The Recorder hears what the speakers play (the sink's monitor).
+    let (code, started) = call(&app, "POST", "/v1/recorder/start?mic=0&system_audio=1").await;
+    assert_eq!(code, 200, "{started}");
+    let spoken = play("en-founded").await;
+    let (code, _) = call(&app, "POST", "/v1/recorder/stop").await;
+    assert_eq!(code, 200);
+    let id = started["id"].as_str().unwrap();
+    let session = poll(&app, &format!("/v1/recorder/session?id={id}")).await;
+    assert_eq!(session["status"], "completed", "{session}");
+    let text = session["text"].as_str().unwrap_or("");
+    let wer = word_error_rate(
+        &verbatim::transcribe::numbers::normalize_numbers(&spoken),
+        text,
+    );
+    assert!(
+        wer <= 0.2,
+        "recorded {text:?} for {spoken:?} (WER {wer:.2})"
+    );
+    let reader = hound::WavReader::open(session["output_file"].as_str().unwrap()).unwrap();
+    assert_eq!(reader.spec().sample_rate, 48_000);
+    let seconds = f64::from(reader.duration()) / 48_000.0;
+    assert!(seconds >= 3.5, "{seconds} s recorded");
+
+    // Dictation hears the virtual microphone (the default source).
+    let (code, started) = call(&app, "POST", "/v1/dictation/start").await;
+    assert_eq!(code, 200, "{started}");
+    let spoken = play("en-founded").await;
+    let (code, _) = call(&app, "POST", "/v1/dictation/stop").await;
+    assert_eq!(code, 200);
+    let id = started["id"].as_str().unwrap();
+    let done = poll(&app, &format!("/v1/dictation/transcription?id={id}")).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let text = done["transcription"]["text"].as_str().unwrap();
+    let wer = word_error_rate(
+        &verbatim::transcribe::numbers::normalize_numbers(&spoken),
+        text,
+    );
+    assert!(
+        wer <= 0.2,
+        "dictated {text:?} for {spoken:?} (WER {wer:.2})"
+    );
+    assert_eq!(done["transcription"]["engine"], "whisper");
+
+    // Insertion into the clipboard with no display: the session fails naming the problem, and
+    // the text is in history all the same.
+    if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        set(
+            &app,
+            &preferences::DICTATION_INSERTION,
+            PrefValue::Text("clipboard".into()),
+        );
+        let (_, started) = call(&app, "POST", "/v1/dictation/start").await;
+        play("en-hello").await;
+        call(&app, "POST", "/v1/dictation/stop").await;
+        let id = started["id"].as_str().unwrap();
+        let failed = poll(&app, &format!("/v1/dictation/transcription?id={id}")).await;
+        assert_eq!(failed["status"], "failed", "{failed}");
+        let error = failed["error"].as_str().unwrap();
+        assert!(error.to_lowercase().contains("display"), "{error}");
+        let entry = app
+            .app
+            .store
+            .history_entry(&uuid::Uuid::parse_str(id).unwrap())
+            .unwrap();
+        assert!(
+            entry.is_some_and(|e| !e.text.is_empty()),
+            "the text was saved before insertion"
+        );
+    }
+}
