@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use assert_cmd::Command;
-use common::{SpawnedServer, write_scenario};
+use common::{SpawnedServer, serve_scenario};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -38,18 +38,10 @@ fn json_of(output: &std::process::Output) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stdout)))
 }
 
-fn serve(home: &std::path::Path, scenario: &str) -> SpawnedServer {
-    let file = write_scenario(home, scenario);
-    SpawnedServer::start(
-        &home.join("data"),
-        &["--sim", "--scenario", file.to_str().unwrap()],
-    )
-}
-
 #[test]
 fn recorder_commands_record_wait_and_report() {
     let home = tempfile::tempdir().unwrap();
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     cli(&server)
         .args(["recorder", "status"])
         .assert()
@@ -115,7 +107,7 @@ fn recorder_commands_record_wait_and_report() {
 #[test]
 fn dictation_commands_dictate_wait_and_print_the_text() {
     let home = tempfile::tempdir().unwrap();
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     cli(&server)
         .args(["dictation", "stop"])
         .assert()
@@ -158,7 +150,7 @@ fn dictation_commands_dictate_wait_and_print_the_text() {
 fn a_failed_session_exits_with_code_3_and_its_reason() {
     let home = tempfile::tempdir().unwrap();
     let lost = format!("{SCENARIO}\n[microphone.faults]\nlost_after_seconds = 0.5\n");
-    let server = serve(home.path(), &lost);
+    let server = serve_scenario(home.path(), &lost);
     let started = cli(&server)
         .args(["dictation", "start", "--json"])
         .output()

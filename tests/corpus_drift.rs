@@ -1,5 +1,6 @@
 //! The recorded corpus against the live engine: when whisper's output for a clip no longer
-//! matches `corpus/recordings/tiny.en.json`, sim mode would replay stale answers.
+//! matches `corpus/recordings/<model>.json` (tiny.en; base where installed), sim mode would
+//! replay stale answers.
 #![cfg(feature = "whisper")]
 
 mod common;
@@ -27,34 +28,41 @@ fn the_live_engine_still_says_what_was_recorded() {
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let corpus = Corpus::load(&root.join("corpus")).unwrap();
-    let recording = Recording::load(&root.join("corpus/recordings/tiny.en.json")).unwrap();
-    assert_eq!(
-        recording.clips.len(),
-        corpus.clips().len(),
-        "every clip has a recording"
-    );
-    let engine = WhisperEngine::new(models, 0);
-    for id in CLIPS {
-        let clip = corpus.clip(id).unwrap();
-        let live = engine
-            .transcribe(
-                "tiny.en",
-                &EngineRequest {
-                    samples: &clip.samples,
-                    language: LanguageChoice::Auto,
-                    task: Task::Transcribe,
-                    initial_prompt: None,
-                },
-            )
-            .unwrap();
-        let recorded = &recording.clips[*id];
+    let engine = WhisperEngine::new(models.clone(), 0);
+    for model in ["tiny.en", "base"] {
+        let recorded = root.join(format!("corpus/recordings/{model}.json"));
+        if model != "tiny.en" && !models.path().join(format!("ggml-{model}.bin")).is_file() {
+            eprintln!("{model} is not installed: its recording is not checked");
+            continue;
+        }
+        let recording = Recording::load(&recorded).unwrap();
         assert_eq!(
-            live.text, recorded.text,
-            "clip {id}: the live engine differs from the recording; re-record with `verbatim corpus record --model tiny.en`"
+            recording.clips.len(),
+            corpus.clips().len(),
+            "every clip has a {model} recording"
         );
-        assert_eq!(
-            live.language, recorded.language,
-            "clip {id}: re-record with `verbatim corpus record`"
-        );
+        for id in CLIPS {
+            let clip = corpus.clip(id).unwrap();
+            let live = engine
+                .transcribe(
+                    model,
+                    &EngineRequest {
+                        samples: &clip.samples,
+                        language: LanguageChoice::Auto,
+                        task: Task::Transcribe,
+                        initial_prompt: None,
+                    },
+                )
+                .unwrap();
+            let recorded = &recording.clips[*id];
+            assert_eq!(
+                live.text, recorded.text,
+                "clip {id}: the live {model} engine differs from the recording; re-record with `verbatim corpus record --model {model}`"
+            );
+            assert_eq!(
+                live.language, recorded.language,
+                "clip {id}: re-record with `verbatim corpus record --model {model}`"
+            );
+        }
     }
 }

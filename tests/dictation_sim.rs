@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{SpawnedServer, http_json, poll_until_done, write_scenario};
+use common::{http_json, poll_until_done, recorded_text, serve_scenario};
 use serde_json::{Value, json};
 
 /// The microphone says the "update" sentence (4.2 s) into Firefox's mail composer.
@@ -30,20 +30,6 @@ app_name = "Firefox"
 app_id = "org.mozilla.firefox"
 url = "https://mail.example.com/compose"
 "#;
-
-fn recorded_text(id: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/recordings/tiny.en.json");
-    let recording = verbatim_sim::Recording::load(&path).unwrap();
-    verbatim::transcribe::numbers::normalize_numbers(&recording.clips[id].text)
-}
-
-fn serve(home: &Path, scenario: &str) -> SpawnedServer {
-    let file = write_scenario(home, scenario);
-    SpawnedServer::start(
-        &home.join("data"),
-        &["--sim", "--scenario", file.to_str().unwrap()],
-    )
-}
 
 fn result_path(id: &str) -> String {
     format!("/v1/dictation/transcription?id={id}")
@@ -84,7 +70,7 @@ fn insertions(home: &Path) -> Vec<String> {
 #[test]
 fn a_dictation_is_transcribed_saved_to_history_and_inserted() {
     let home = tempfile::tempdir().unwrap();
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let port = server.discovery.port;
     let (_, idle) = http_json(port, "GET", "/v1/dictation/status", None);
     assert_eq!(
@@ -148,7 +134,7 @@ fn a_dictation_is_transcribed_saved_to_history_and_inserted() {
 #[test]
 fn workflows_are_chosen_by_id_or_by_the_focused_application() {
     let home = tempfile::tempdir().unwrap();
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let port = server.discovery.port;
     let backup = json!({
         "schemaVersion": 1, "exportedAt": "2026-04-13T10:15:00Z", "appVersion": "0.1.0",
@@ -227,7 +213,7 @@ fn workflows_are_chosen_by_id_or_by_the_focused_application() {
 #[test]
 fn conflicts_unknown_sessions_and_concurrent_starts() {
     let home = tempfile::tempdir().unwrap();
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let port = server.discovery.port;
     let (code, body) = http_json(port, "POST", "/v1/dictation/stop", None);
     assert_eq!((code, message(&body)), (409, "Not recording"));
@@ -241,29 +227,14 @@ fn conflicts_unknown_sessions_and_concurrent_starts() {
     let (code, _) = http_json(port, "GET", "/v1/dictation/transcription", None);
     assert_eq!(code, 400);
 
-    let answers: Vec<u16> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..8)
-            .map(|_| scope.spawn(move || http_json(port, "POST", "/v1/dictation/start", None).0))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    assert_eq!(
-        answers.iter().filter(|&&c| c == 200).count(),
-        1,
-        "{answers:?}"
-    );
-    assert_eq!(
-        answers.iter().filter(|&&c| c == 409).count(),
-        7,
-        "{answers:?}"
-    );
+    common::assert_one_of_concurrent_posts_wins(port, "/v1/dictation/start");
 }
 
 #[test]
 fn silence_completes_with_empty_text_and_inserts_nothing() {
     let home = tempfile::tempdir().unwrap();
     let silent = SCENARIO.replace(r#"{ clip = "en-update" }"#, r#"{ clip = "silence-3s" }"#);
-    let server = serve(home.path(), &silent);
+    let server = serve_scenario(home.path(), &silent);
     let (_, done) = dictate(server.discovery.port, None, 1.0);
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["transcription"]["text"], "");
@@ -278,7 +249,7 @@ fn a_forgotten_dictation_stops_at_the_maximum_length() {
         .output()
         .unwrap();
     assert!(set.status.success(), "{set:?}");
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let port = server.discovery.port;
     let (_, started) = http_json(port, "POST", "/v1/dictation/start", None);
     let id = started["id"].as_str().unwrap();
@@ -297,7 +268,7 @@ fn device_and_engine_faults_fail_the_session_with_the_reason() {
         "{}\n[microphone.faults]\nlost_after_seconds = 1.0\n",
         SCENARIO.replace("[engine]\n", "[engine]\nfail_requests = [1]\n")
     );
-    let server = serve(home.path(), &faulty);
+    let server = serve_scenario(home.path(), &faulty);
     let port = server.discovery.port;
     let (_, started) = http_json(port, "POST", "/v1/dictation/start", None);
     let id = started["id"].as_str().unwrap();
@@ -327,7 +298,7 @@ fn device_and_engine_faults_fail_the_session_with_the_reason() {
 fn a_missing_microphone_is_a_conflict() {
     let home = tempfile::tempdir().unwrap();
     let absent = SCENARIO.replace("[microphone]\n", "[microphone]\npresent = false\n");
-    let server = serve(home.path(), &absent);
+    let server = serve_scenario(home.path(), &absent);
     let (code, body) = http_json(server.discovery.port, "POST", "/v1/dictation/start", None);
     assert_eq!((code, message(&body)), (409, "No microphone available"));
     let (_, status) = http_json(server.discovery.port, "GET", "/v1/dictation/status", None);
@@ -337,12 +308,12 @@ fn a_missing_microphone_is_a_conflict() {
 #[test]
 fn a_finished_session_reads_the_same_after_a_restart() {
     let home = tempfile::tempdir().unwrap();
-    let mut server = serve(home.path(), SCENARIO);
+    let mut server = serve_scenario(home.path(), SCENARIO);
     let (started, done) = dictate(server.discovery.port, None, 1.0);
     assert_eq!(done["status"], "completed");
     server.signal(libc::SIGTERM);
     assert!(server.wait_exit().success());
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let id = started["id"].as_str().unwrap();
     let (_, again) = http_json(server.discovery.port, "GET", &result_path(id), None);
     assert_eq!(again, done);

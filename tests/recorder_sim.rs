@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{SpawnedServer, http_json, poll_until_done, write_scenario};
+use common::{SpawnedServer, http_json, poll_until_done, recorded_text, serve_scenario};
 use serde_json::Value;
 
 /// The microphone says "The company was founded in 2006." (3.5 s) at 44.1 kHz; system audio
@@ -25,20 +25,6 @@ selected_model = "tiny.en"
 [models]
 "tiny.en" = "present"
 "#;
-
-fn recorded_text(id: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/recordings/tiny.en.json");
-    let recording = verbatim_sim::Recording::load(&path).unwrap();
-    verbatim::transcribe::numbers::normalize_numbers(&recording.clips[id].text)
-}
-
-fn serve(home: &Path, scenario: &str) -> SpawnedServer {
-    let file = write_scenario(home, scenario);
-    SpawnedServer::start(
-        &home.join("data"),
-        &["--sim", "--scenario", file.to_str().unwrap()],
-    )
-}
 
 fn port(server: &SpawnedServer) -> u16 {
     server.discovery.port
@@ -82,7 +68,7 @@ fn record_for(server: &SpawnedServer, query: &str, seconds: f64) -> Value {
 #[test]
 fn a_microphone_recording_is_a_48k_wav_in_the_recordings_folder_with_its_transcript() {
     let home = tempfile::tempdir().unwrap();
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let (_, status) = http_json(port(&server), "GET", "/v1/recorder/status", None);
     assert_eq!(status, serde_json::json!({ "recording": false }));
 
@@ -112,7 +98,7 @@ fn a_microphone_recording_is_a_48k_wav_in_the_recordings_folder_with_its_transcr
 #[test]
 fn both_sources_are_mixed_to_mono_or_kept_apart_in_stereo() {
     let home = tempfile::tempdir().unwrap();
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let mono = record_for(&server, "?mic=1&system_audio=1", 1.0);
     assert_eq!(mono["status"], "completed", "{mono}");
     let (spec, _) = wav_spec(Path::new(mono["output_file"].as_str().unwrap()));
@@ -148,7 +134,7 @@ fn requests_that_conflict_with_the_state_are_refused_and_change_nothing() {
     let home = tempfile::tempdir().unwrap();
     // Transcription takes 1.5 s, so a session stays `finalizing` long enough to observe.
     let slow = SCENARIO.replace("[engine]\n", "[engine]\nlatency_seconds = 1.5\n");
-    let server = serve(home.path(), &slow);
+    let server = serve_scenario(home.path(), &slow);
     let port = port(&server);
     let err = |body: &Value| body["error"]["message"].as_str().unwrap_or("").to_string();
 
@@ -204,24 +190,9 @@ fn requests_that_conflict_with_the_state_are_refused_and_change_nothing() {
 #[test]
 fn concurrent_starts_give_exactly_one_session() {
     let home = tempfile::tempdir().unwrap();
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let port = port(&server);
-    let answers: Vec<u16> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..8)
-            .map(|_| scope.spawn(move || http_json(port, "POST", "/v1/recorder/start", None).0))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    assert_eq!(
-        answers.iter().filter(|&&c| c == 200).count(),
-        1,
-        "{answers:?}"
-    );
-    assert_eq!(
-        answers.iter().filter(|&&c| c == 409).count(),
-        7,
-        "{answers:?}"
-    );
+    common::assert_one_of_concurrent_posts_wins(port, "/v1/recorder/start");
 }
 
 #[test]
@@ -244,7 +215,7 @@ selected_model = "tiny.en"
 [models]
 "tiny.en" = "present"
 "#;
-    let server = serve(home.path(), scenario);
+    let server = serve_scenario(home.path(), scenario);
     let port = port(&server);
     let (code, body) = start(&server, "?mic=0&system_audio=1");
     assert_eq!(code, 409);
@@ -266,7 +237,7 @@ selected_model = "tiny.en"
 #[test]
 fn sessions_survive_a_restart_and_a_crash_mid_recording_keeps_the_audio() {
     let home = tempfile::tempdir().unwrap();
-    let mut server = serve(home.path(), SCENARIO);
+    let mut server = serve_scenario(home.path(), SCENARIO);
     let done = record_for(&server, "?mic=1&system_audio=0", 1.0);
     let done_id = done["id"].as_str().unwrap().to_string();
     let transcription_off = common::verbatim(&home.path().join("data"))
@@ -284,7 +255,7 @@ fn sessions_survive_a_restart_and_a_crash_mid_recording_keeps_the_audio() {
     server.signal(libc::SIGKILL);
     server.wait_exit();
 
-    let server = serve(home.path(), SCENARIO);
+    let server = serve_scenario(home.path(), SCENARIO);
     let port = port(&server);
     let (_, again) = http_json(port, "GET", &session_path(&done_id), None);
     assert_eq!(
@@ -327,7 +298,7 @@ selected_model = "tiny.en"
 [models]
 "tiny.en" = "present"
 "#;
-    let server = serve(home.path(), scenario);
+    let server = serve_scenario(home.path(), scenario);
     let session = record_for(&server, "?mic=1&system_audio=0", 1.5);
     assert_eq!(session["status"], "completed", "{session}");
     let mut reader = hound::WavReader::open(session["output_file"].as_str().unwrap()).unwrap();

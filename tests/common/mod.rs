@@ -137,6 +137,34 @@ pub fn http_json(
     )
 }
 
+/// Starts `verbatim serve --sim` with its data in `home/data` on a scenario written from `toml`.
+pub fn serve_scenario(home: &Path, toml: &str) -> SpawnedServer {
+    let file = write_scenario(home, toml);
+    SpawnedServer::start(
+        &home.join("data"),
+        &["--sim", "--scenario", file.to_str().unwrap()],
+    )
+}
+
+/// What sim mode answers for a corpus clip: the recorded tiny.en text with numbers normalised.
+pub fn recorded_text(id: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/recordings/tiny.en.json");
+    let recording = verbatim_sim::Recording::load(&path).unwrap();
+    verbatim::transcribe::numbers::normalize_numbers(&recording.clips[id].text)
+}
+
+/// Sends eight `POST path` at once and checks that exactly one succeeds and the rest are 409.
+pub fn assert_one_of_concurrent_posts_wins(port: u16, path: &str) {
+    let answers: Vec<u16> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| scope.spawn(move || http_json(port, "POST", path, None).0))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let count = |code: u16| answers.iter().filter(|&&c| c == code).count();
+    assert_eq!((count(200), count(409)), (1, 7), "{answers:?}");
+}
+
 /// Polls `path` until its `status` is `completed` or `failed` (at most `limit`).
 pub fn poll_until_done(port: u16, path: &str, limit: Duration) -> serde_json::Value {
     let deadline = Instant::now() + limit;
