@@ -97,7 +97,6 @@ fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
     }
 }
 
-
 /// The replay engine, devices and app context of the scenario; its `selected_model` becomes the
 /// selection when none is set. Insertions are recorded in `sim-insertions.jsonl`.
 fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> {
