@@ -343,12 +343,13 @@ async fn real_transcription_through_every_route() {
     let clip = speak(dir.path(), "library", sentence);
     let bytes = std::fs::read(&clip).unwrap();
 
-    let (status, _, by_path) = send(
+    let (status, headers, by_path) = send(
         &app.router(),
         local_file(json!({"path": clip, "response_format": "verbose_json"})),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{by_path}");
+    assert_stage_times_add_up(&headers, &by_path);
     let text = by_path["text"].as_str().unwrap();
     let wer = word_error_rate(sentence, text);
     assert!(wer <= 0.2, "word error rate {wer:.2}: {text}");
@@ -385,7 +386,7 @@ async fn real_transcription_through_every_route() {
         "segments end at {previous_end} of {duration}"
     );
 
-    let (status, _, by_upload) = send(
+    let (status, headers, by_upload) = send(
         &app.router(),
         multipart(
             &[("response_format", "json")],
@@ -394,13 +395,14 @@ async fn real_transcription_through_every_route() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
+    assert_stage_times_add_up(&headers, &by_upload);
     assert_eq!(by_upload["text"], by_path["text"]);
     assert!(
         by_upload.get("segments").is_none(),
         "plain json has no segments"
     );
 
-    let (status, _, by_raw) = send(
+    let (status, headers, by_raw) = send(
         &app.router(),
         raw(
             "application/octet-stream",
@@ -410,8 +412,36 @@ async fn real_transcription_through_every_route() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
+    assert_stage_times_add_up(&headers, &by_raw);
     assert_eq!(by_raw["text"], by_path["text"]);
     assert!(by_raw["segments"].is_array());
+}
+
+/// The `Server-Timing` header names each stage once, and decode, engine and post-processing
+/// add up to the body's `processing_time` (which excludes the queue).
+fn assert_stage_times_add_up(headers: &axum::http::HeaderMap, body: &Value) {
+    let timing = headers
+        .get("server-timing")
+        .expect("a Server-Timing header")
+        .to_str()
+        .unwrap();
+    let stages: Vec<(&str, f64)> = timing
+        .split(", ")
+        .map(|entry| {
+            let (name, dur) = entry.split_once(";dur=").expect(timing);
+            (name, dur.parse().expect(timing))
+        })
+        .collect();
+    let names: Vec<&str> = stages.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["decode", "queue", "engine", "post"], "{timing}");
+    let ms = |stage: &str| stages.iter().find(|(n, _)| *n == stage).unwrap().1;
+    assert!(ms("engine") > 10.0, "{timing}");
+    let busy = ms("decode") + ms("engine") + ms("post");
+    let processing_ms = body["processing_time"].as_f64().unwrap() * 1000.0;
+    assert!(
+        (busy - processing_ms).abs() < 5.0,
+        "{timing} against processing_time {processing_ms} ms"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{FromRequest, Multipart, Query, Request, State};
-use axum::http::header;
+use axum::http::{HeaderName, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio::io::AsyncWriteExt;
@@ -18,7 +19,7 @@ use crate::app::App;
 use crate::store::history::NewHistoryEntry;
 use crate::store::preferences;
 use crate::transcribe::options::{LocalFileRequest, TranscribeOptions};
-use crate::transcribe::service::TranscriptionResult;
+use crate::transcribe::service::{Resolved, TranscriptionResult};
 use crate::wire::parse_bool_word;
 
 #[derive(Debug, Deserialize)]
@@ -40,6 +41,22 @@ impl TranscribeQuery {
     }
 }
 
+/// A transcription answer: the Transcription object, with a `Server-Timing` header saying
+/// how long decoding, queueing, the engine and post-processing took.
+pub struct Transcribed(TranscriptionResult);
+
+impl IntoResponse for Transcribed {
+    fn into_response(self) -> Response {
+        static SERVER_TIMING: HeaderName = HeaderName::from_static("server-timing");
+        let timing = HeaderValue::from_str(&self.0.stages.server_timing());
+        let mut response = Json(self.0).into_response();
+        if let Ok(timing) = timing {
+            response.headers_mut().insert(&SERVER_TIMING, timing);
+        }
+        response
+    }
+}
+
 /// File extensions the local-file route accepts.
 const LOCAL_EXTENSIONS: &[&str] = &[
     "wav", "mp3", "m4a", "flac", "aac", "ogg", "wma", "mp4", "mov", "mkv", "avi",
@@ -49,7 +66,7 @@ pub async fn upload(
     State(app): State<Arc<App>>,
     Query(query): Query<TranscribeQuery>,
     request: Request,
-) -> Result<Json<TranscriptionResult>, ApiError> {
+) -> Result<Transcribed, ApiError> {
     let content_type = request
         .headers()
         .get(header::CONTENT_TYPE)
@@ -70,7 +87,7 @@ async fn multipart_upload(
     app: &App,
     mut multipart: Multipart,
     await_download: bool,
-) -> Result<Json<TranscriptionResult>, ApiError> {
+) -> Result<Transcribed, ApiError> {
     let mut options = TranscribeOptions::default();
     let mut spooled: Option<(tempfile::NamedTempFile, Option<String>)> = None;
     while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
@@ -97,7 +114,8 @@ async fn multipart_upload(
     let (file, hint) = spooled
         .ok_or_else(|| ApiError::BadRequest("Missing 'file' part in multipart form data".into()))?;
     ensure_not_empty(file.path())?;
-    run(app, &options, file.path(), hint, await_download).await
+    let resolved = app.transcriber.plan(&app.store, &options, await_download)?;
+    run(app, &options, resolved, file.path(), hint).await
 }
 
 async fn raw_upload(
@@ -105,11 +123,11 @@ async fn raw_upload(
     content_type: &str,
     request: Request,
     await_download: bool,
-) -> Result<Json<TranscriptionResult>, ApiError> {
+) -> Result<Transcribed, ApiError> {
     let options = TranscribeOptions::from_headers(request.headers())?;
     let hint = raw_format_hint(content_type)?;
     // Everything that needs no audio is checked before the body is read.
-    app.transcriber.plan(&app.store, &options, await_download)?;
+    let resolved = app.transcriber.plan(&app.store, &options, await_download)?;
     let file = spool_file()?;
     let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
     let mut stream = request.into_body().into_data_stream();
@@ -119,14 +137,14 @@ async fn raw_upload(
     }
     out.flush().await.map_err(spool_error)?;
     ensure_not_empty(file.path())?;
-    run(app, &options, file.path(), hint, await_download).await
+    run(app, &options, resolved, file.path(), hint).await
 }
 
 pub async fn local_file(
     State(app): State<Arc<App>>,
     Query(query): Query<TranscribeQuery>,
     JsonBody(body): JsonBody<LocalFileRequest>,
-) -> Result<Json<TranscriptionResult>, ApiError> {
+) -> Result<Transcribed, ApiError> {
     let await_download = query.await_download()?;
     let options = body.options()?;
     options.validate()?;
@@ -151,17 +169,19 @@ pub async fn local_file(
         ));
     }
     ensure_not_empty(path)?;
-    run(&app, &options, path, Some(extension), await_download).await
+    let resolved = app.transcriber.plan(&app.store, &options, await_download)?;
+    run(&app, &options, resolved, path, Some(extension)).await
 }
 
+/// Transcribes `path` with the engine and model `plan` resolved, first waiting for the model's
+/// download when the request allowed that.
 async fn run(
     app: &App,
     options: &TranscribeOptions,
+    mut resolved: Resolved,
     path: &Path,
     hint: Option<String>,
-    await_download: bool,
-) -> Result<Json<TranscriptionResult>, ApiError> {
-    let mut resolved = app.transcriber.plan(&app.store, options, await_download)?;
+) -> Result<Transcribed, ApiError> {
     if !resolved.offer.downloaded {
         let spec = resolved.offer.spec;
         let base_url = app.store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)?;
@@ -195,7 +215,7 @@ async fn run(
             ..NewHistoryEntry::default()
         })?;
     }
-    Ok(Json(result))
+    Ok(Transcribed(result))
 }
 
 /// The audio format named by a raw body's `Content-Type`; None means sniff.

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio::sync::Semaphore;
@@ -34,6 +34,36 @@ pub struct TranscriptionResult {
     /// The engine's text before numbers and corrections (kept in history, not sent).
     #[serde(skip)]
     pub raw_text: String,
+    /// Where the time went (sent as the `Server-Timing` header, not in the body).
+    #[serde(skip)]
+    pub stages: StageTimes,
+}
+
+/// Wall time of each step of one transcription.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StageTimes {
+    /// Reading and resampling the audio (zero for samples already in memory).
+    pub decode: Duration,
+    /// Waiting for a free engine slot.
+    pub queue: Duration,
+    /// The engine call, measured around it on the blocking thread that runs it.
+    pub engine: Duration,
+    /// Number normalization, corrections and segment conversion.
+    pub post: Duration,
+}
+
+impl StageTimes {
+    /// The `Server-Timing` header value (W3C Server Timing): milliseconds per stage.
+    pub fn server_timing(&self) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        format!(
+            "decode;dur={:.3}, queue;dur={:.3}, engine;dur={:.3}, post;dur={:.3}",
+            ms(self.decode),
+            ms(self.queue),
+            ms(self.engine),
+            ms(self.post)
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -224,19 +254,22 @@ impl Transcriber {
         resolved: &Resolved,
         samples: Vec<f32>,
         duration_secs: f64,
-        prior_work: std::time::Duration,
+        prior_work: Duration,
         options: &TranscribeOptions,
         post: PostProcessing,
     ) -> Result<TranscriptionResult, ApiError> {
+        let queued = Instant::now();
         let _permit = self.acquire_slot().await?;
+        let queue = queued.elapsed();
         let engine_started = Instant::now();
         let engine = resolved.engine.clone();
         let model = resolved.offer.spec.id;
         let language = options.language_choice();
         let task = options.task.unwrap_or(Task::Transcribe);
         let initial_prompt = post.initial_prompt(options.prompt.as_deref());
-        let output = tokio::task::spawn_blocking(move || {
-            engine.transcribe(
+        let (output, engine_time) = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let output = engine.transcribe(
                 model,
                 &EngineRequest {
                     samples: &samples,
@@ -244,11 +277,13 @@ impl Transcriber {
                     task,
                     initial_prompt,
                 },
-            )
+            );
+            (output, started.elapsed())
         })
         .await
-        .map_err(|e| ApiError::internal("the engine stopped", e))?
-        .map_err(|e| engine_error(e, resolved.engine.id()))?;
+        .map_err(|e| ApiError::internal("the engine stopped", e))?;
+        let output = output.map_err(|e| engine_error(e, resolved.engine.id()))?;
+        let post_started = Instant::now();
 
         let english =
             output.language.as_deref().is_none_or(|l| l == "en") || task == Task::Translate;
@@ -267,6 +302,12 @@ impl Transcriber {
         });
         // Decode, inference and post-processing; time spent queued for a slot is not counted.
         let busy = prior_work + engine_started.elapsed();
+        let stages = StageTimes {
+            decode: prior_work,
+            queue,
+            engine: engine_time,
+            post: post_started.elapsed(),
+        };
         Ok(TranscriptionResult {
             text,
             language: output.language,
@@ -276,6 +317,7 @@ impl Transcriber {
             model: Some(model.into()),
             segments,
             raw_text: output.text,
+            stages,
         })
     }
 
