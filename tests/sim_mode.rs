@@ -6,18 +6,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{SpawnedServer, raw_http};
+use common::{SpawnedServer, raw_http, recorded_text, recorded_text_of};
 use serde_json::{Value, json};
 
 fn corpus_clip(id: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/clips/{id}.wav"))
-}
-
-/// What the API answers for a clip: the recorded tiny.en text with numbers normalised.
-fn recorded_text(id: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/recordings/tiny.en.json");
-    let recording = verbatim_sim::Recording::load(&path).unwrap();
-    verbatim::transcribe::numbers::normalize_numbers(&recording.clips[id].text)
 }
 
 fn ask(
@@ -150,7 +143,7 @@ fn status_models_and_replayed_transcription() {
     let started = std::time::Instant::now();
     let port = server.discovery.port;
     let body = json!({"path": corpus_clip("en-apples"), "model": "base"}).to_string();
-    let (code, _, _) = raw_http(
+    let (code, _, answer) = raw_http(
         port,
         &format!(
             "POST /v1/transcribe/local-file?await_download=1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -161,6 +154,17 @@ fn status_models_and_replayed_transcription() {
     assert!(
         started.elapsed().as_secs_f64() >= 4.5,
         "the download is paced"
+    );
+    // base answers what the real base model heard, not tiny.en's words.
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["model"], "base");
+    assert_eq!(
+        answer["text"].as_str(),
+        Some(recorded_text_of("base", "en-apples").as_str())
+    );
+    assert_ne!(
+        recorded_text_of("base", "en-apples"),
+        recorded_text("en-apples")
     );
     let (_, models) = ask(&server, "GET", "/v1/models", None, None);
     assert!(

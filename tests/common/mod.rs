@@ -148,7 +148,13 @@ pub fn serve_scenario(home: &Path, toml: &str) -> SpawnedServer {
 
 /// What sim mode answers for a corpus clip: the recorded tiny.en text with numbers normalised.
 pub fn recorded_text(id: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/recordings/tiny.en.json");
+    recorded_text_of("tiny.en", id)
+}
+
+/// What sim mode answers for a corpus clip on `model`: its recorded text, numbers normalised.
+pub fn recorded_text_of(model: &str, id: &str) -> String {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/recordings/{model}.json"));
     let recording = verbatim_sim::Recording::load(&path).unwrap();
     verbatim::transcribe::numbers::normalize_numbers(&recording.clips[id].text)
 }
