@@ -66,7 +66,7 @@ fn clip(dir: &Path, seconds: u32) -> PathBuf {
     path
 }
 
-/// Paired rounds per clip: an engine-alone call, then one HTTP request.
+/// Paired rounds per clip: an engine-alone call and one HTTP request, in alternating order.
 const PAIRED_ROUNDS: usize = 15;
 
 /// A server over 127.0.0.1 on a real app with tiny.en selected, and its engine.
@@ -205,13 +205,24 @@ fn paired(bench: &Bench, clips: &[(u32, PathBuf, Vec<f32>)]) -> f64 {
         let request = engine_request(samples);
         let (mut alone, mut wall, mut inside, mut added, mut versus_alone) =
             (vec![], vec![], vec![], vec![], vec![]);
-        for _ in 0..PAIRED_ROUNDS {
-            let started = Instant::now();
-            bench.engine_alone(&request);
-            let alone_ms = started.elapsed().as_secs_f64() * 1000.0;
-            let started = Instant::now();
-            let engine = bench.http(path);
-            let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+        for round in 0..PAIRED_ROUNDS {
+            let time_alone = || {
+                let started = Instant::now();
+                bench.engine_alone(&request);
+                started.elapsed().as_secs_f64() * 1000.0
+            };
+            let time_http = || {
+                let started = Instant::now();
+                let engine = bench.http(path);
+                (started.elapsed().as_secs_f64() * 1000.0, engine)
+            };
+            // Alternate which goes first, so neither always runs on a warmer or cooler machine.
+            let (alone_ms, (wall_ms, engine)) = if round % 2 == 0 {
+                (time_alone(), time_http())
+            } else {
+                let http = time_http();
+                (time_alone(), http)
+            };
             let inside_ms = engine.as_secs_f64() * 1000.0;
             alone.push(alone_ms);
             wall.push(wall_ms);
