@@ -439,7 +439,7 @@ fn assert_stage_times_add_up(headers: &axum::http::HeaderMap, body: &Value) {
     let busy = ms("decode") + ms("engine") + ms("post");
     let processing_ms = body["processing_time"].as_f64().unwrap() * 1000.0;
     assert!(
-        (busy - processing_ms).abs() < 5.0,
+        (busy - processing_ms).abs() < 1.0,
         "{timing} against processing_time {processing_ms} ms"
     );
 }

@@ -53,6 +53,11 @@ pub struct StageTimes {
 }
 
 impl StageTimes {
+    /// Decode, inference and post-processing: the `processing_time` (queueing not counted).
+    pub fn busy(&self) -> Duration {
+        self.decode + self.engine + self.post
+    }
+
     /// The `Server-Timing` header value (W3C Server Timing): milliseconds per stage.
     pub fn server_timing(&self) -> String {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
@@ -261,7 +266,6 @@ impl Transcriber {
         let queued = Instant::now();
         let _permit = self.acquire_slot().await?;
         let queue = queued.elapsed();
-        let engine_started = Instant::now();
         let engine = resolved.engine.clone();
         let model = resolved.offer.spec.id;
         let language = options.language_choice();
@@ -300,8 +304,6 @@ impl Transcriber {
                 })
                 .collect()
         });
-        // Decode, inference and post-processing; time spent queued for a slot is not counted.
-        let busy = prior_work + engine_started.elapsed();
         let stages = StageTimes {
             decode: prior_work,
             queue,
@@ -312,7 +314,11 @@ impl Transcriber {
             text,
             language: output.language,
             duration: round_ms(duration_secs),
-            processing_time: round_ms(output.processing_time.unwrap_or(busy.as_secs_f64())),
+            processing_time: round_ms(
+                output
+                    .processing_time
+                    .unwrap_or(stages.busy().as_secs_f64()),
+            ),
             engine: resolved.engine.id().into(),
             model: Some(model.into()),
             segments,
