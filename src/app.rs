@@ -161,9 +161,9 @@ fn real_engines(_: &ModelDir, _: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreEr
 /// Shared state of the running application.
 pub struct App {
     pub data_dir: DataDir,
-    pub store: Store,
+    pub store: Arc<Store>,
     pub backends: Backends,
-    pub transcriber: Transcriber,
+    pub transcriber: Arc<Transcriber>,
     /// Where model weights live.
     pub models: ModelDir,
     /// Downloads started by `?await_download=1`.
@@ -194,7 +194,11 @@ impl App {
         }
         let parts = parts_for(&config, &store)?;
         Ok(Arc::new(App {
-            transcriber: Transcriber::new(parts.engines, TRANSCRIPTION_SLOTS, DEFAULT_QUEUE),
+            transcriber: Arc::new(Transcriber::new(
+                parts.engines,
+                TRANSCRIPTION_SLOTS,
+                DEFAULT_QUEUE,
+            )),
             models: config.models,
             downloads: Default::default(),
             devices: parts.devices,
@@ -203,7 +207,7 @@ impl App {
             app_context: parts.app_context,
             inserter: parts.inserter,
             data_dir: config.data_dir,
-            store,
+            store: Arc::new(store),
             backends: config.backends,
             require_token_flag: config.require_token,
         }))
