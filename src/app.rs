@@ -167,7 +167,7 @@ pub struct App {
     /// Where model weights live.
     pub models: ModelDir,
     /// Downloads started by `?await_download=1`.
-    pub downloads: crate::engine::downloads::Downloads,
+    pub downloads: crate::engine::models::inflight::Downloads,
     /// Microphone and system audio.
     pub devices: Devices,
     pub recorder: Recorder,

@@ -4,13 +4,14 @@
 //! tells a live server from a stale file left by a killed one.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
+use crate::files::{self, write_private_atomically};
 use crate::store::{Store, StoreError};
 
 pub const DISCOVERY_FILE: &str = "api-discovery.json";
@@ -54,15 +55,7 @@ impl DataDir {
 
     /// Creates the folder (and parents) if needed and makes it owner-only (0700).
     pub fn ensure(&self) -> io::Result<()> {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.root)?;
-        let meta = fs::metadata(&self.root)?;
-        if meta.permissions().mode() & 0o777 != 0o700 {
-            fs::set_permissions(&self.root, fs::Permissions::from_mode(0o700))?;
-        }
-        Ok(())
+        files::ensure_private_dir(&self.root)
     }
 
     pub fn database_path(&self) -> PathBuf {
@@ -170,40 +163,6 @@ pub fn unpublish(dir: &DataDir, pid: u32) {
     }
 }
 
-/// Writes `bytes` to `path` through an owner-only temporary file in the same folder.
-pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = folder.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        random_suffix()
-    ));
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        File::open(folder)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Twelve random hex digits for temporary file names.
-pub fn random_suffix() -> String {
-    let mut bytes = [0u8; 6];
-    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// A new token: 32 random bytes, base64url without padding.
 pub fn generate_token() -> String {
     let mut bytes = [0u8; 32];
@@ -241,6 +200,7 @@ pub enum RotateError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn tokens_are_43_url_safe_characters_and_differ() {

@@ -8,7 +8,8 @@ pub mod backup; // settings backups: the document, its validation, export and th
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 pub mod dictation; // system-wide dictation: state machine and the service driving it
 pub mod discovery; // data folder, discovery file, server lock and API token
-pub mod engine; // Engine trait, model catalog, models folder, whisper engine
+pub mod engine; // Engine port and adapters, model catalog, models folder, CTranslate2 import
+pub mod files; // owner-only folders and atomic private writes
 pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
 pub mod store; // SQLite: migrations, durable writes, preferences, history, dictionary, workflows

@@ -168,8 +168,8 @@ fn peak_rss_kib(pid: u32) -> u64 {
 
 #[test]
 fn a_chunked_upload_past_256_mib_gets_413_with_bounded_memory() {
-    use verbatim::engine::catalog::whisper_model;
     use verbatim::engine::models::ModelDir;
+    use verbatim::engine::models::catalog::whisper_model;
 
     let home = tempfile::tempdir().unwrap();
     let models_dir = tempfile::tempdir().unwrap();

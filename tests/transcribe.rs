@@ -9,8 +9,8 @@ use axum::body::Body;
 use axum::http::StatusCode;
 use common::{TestApp, request, send, speak, test_models, word_error_rate};
 use serde_json::{Value, json};
-use verbatim::engine::catalog::whisper_model;
 use verbatim::engine::models::ModelDir;
+use verbatim::engine::models::catalog::whisper_model;
 
 const BOUNDARY: &str = "verbatim-test-boundary";
 

@@ -1,10 +1,8 @@
-//! Transcription engines behind one trait: the whisper engine (whisper-rs) and, in sim mode,
-//! the replay engine. Engines are blocking; the transcription service runs them on blocking threads.
+//! The Engine port, with its adapters `whisper` (whisper-rs) and `sim` (the replay engine); `models`
+//! holds the catalog and the weights on disk, `import_ct2` the CTranslate2 importer. Engines are
+//! blocking; the transcription service runs them on blocking threads.
 
-pub mod catalog;
-pub mod ct2;
-pub mod download;
-pub mod downloads;
+pub mod import_ct2;
 pub mod models;
 pub mod sim;
 #[cfg(feature = "whisper")]
@@ -12,7 +10,7 @@ pub mod whisper;
 
 use std::path::PathBuf;
 
-pub use catalog::ModelSpec;
+pub use models::ModelSpec;
 
 /// How the spoken language is chosen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +125,7 @@ pub trait Engine: Send + Sync {
         base_url: &str,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), String> {
-        download::download(base_url, spec, models, progress).map_err(|e| e.to_string())
+        models::download(base_url, spec, models, progress).map_err(|e| e.to_string())
     }
 
     fn offer(&self, model: &str) -> Option<ModelOffer> {

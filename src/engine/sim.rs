@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use verbatim_sim::{ModelState, Simulation};
 
-use super::catalog::WHISPER_MODELS;
 use super::models::ModelDir;
+use super::models::catalog::WHISPER_MODELS;
 use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec};
 
 /// Sim mode answers as the whisper engine, so clients see the same ids as in production.
@@ -65,7 +65,7 @@ impl Engine for SimEngine {
     }
 
     fn offer(&self, model: &str) -> Option<ModelOffer> {
-        let spec = super::catalog::whisper_model(model)?;
+        let spec = super::models::catalog::whisper_model(model)?;
         Some(ModelOffer {
             spec,
             downloaded: self.is_downloaded(spec),

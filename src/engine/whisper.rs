@@ -8,8 +8,8 @@ use whisper_rs::{
     FullParams, SamplingStrategy, WhisperContext, WhisperContextParameters, WhisperState,
 };
 
-use super::catalog::{WHISPER_MODELS, whisper_model};
 use super::models::ModelDir;
+use super::models::catalog::{WHISPER_MODELS, whisper_model};
 use super::{
     Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, ModelOffer, Segment, Task,
 };

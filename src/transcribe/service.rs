@@ -424,7 +424,7 @@ fn engine_error(err: EngineError, engine: &str) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::catalog::whisper_model;
+    use crate::engine::models::catalog::whisper_model;
     use crate::engine::{EngineOutput, ModelOffer};
 
     /// An engine offering fixed models; transcription waits until `release` is closed.

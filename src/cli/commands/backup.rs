@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::super::output::{print_json, sorted};
 use super::super::{CliError, Client, Globals};
 use crate::backup::Backup;
-use crate::discovery::write_private_atomically;
+use crate::files::write_private_atomically;
 use crate::wire::{ImportSummary, MAX_BODY_BYTES};
 
 pub fn export(globals: &Globals, path: &Path) -> Result<(), CliError> {

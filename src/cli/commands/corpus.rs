@@ -7,7 +7,7 @@ use std::time::Instant;
 use verbatim_sim::{Corpus, RecordedClip, Recording};
 
 use super::super::{CliError, Globals};
-use crate::engine::catalog::whisper_model;
+use crate::engine::models::catalog::whisper_model;
 use crate::engine::{Engine, EngineRequest, LanguageChoice, Task};
 
 #[derive(Debug, clap::Subcommand)]

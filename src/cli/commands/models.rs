@@ -10,8 +10,8 @@ use super::super::{CliError, Client, Globals};
 use super::config::open_store;
 use crate::app::model_dir;
 use crate::discovery::DataDir;
-use crate::engine::catalog::whisper_model;
-use crate::engine::ct2::{ImportOptions, Quantization, import_ct2};
+use crate::engine::import_ct2::{ImportOptions, Quantization, import_ct2};
+use crate::engine::models::catalog::whisper_model;
 use crate::engine::models::sha256_file;
 use crate::store::{PrefValue, preferences};
 
@@ -55,7 +55,7 @@ fn known(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
     whisper_model(id).ok_or_else(|| {
         CliError::Local(format!(
             "Unknown model '{id}'. Known models: {}",
-            crate::engine::catalog::WHISPER_MODELS
+            crate::engine::models::catalog::WHISPER_MODELS
                 .iter()
                 .map(|m| m.id)
                 .collect::<Vec<_>>()
@@ -110,10 +110,11 @@ fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
     let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
     let models = model_dir(&dir);
     let bar = progress_bar(format!("Downloading {}", spec.id));
-    let result = crate::engine::download::download(&base_url, spec, &models, &mut |done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    });
+    let result =
+        crate::engine::models::fetch::download(&base_url, spec, &models, &mut |done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        });
     bar.finish_and_clear();
     result.map_err(CliError::local)?;
     let path = models.weights_path(spec);
@@ -135,10 +136,9 @@ fn import(
     dir.ensure().map_err(CliError::local)?;
     let models = model_dir(&dir);
     let requested = id.map(known).transpose()?;
-    let staging = models.path().join(format!(
-        ".import-{}.part",
-        crate::discovery::random_suffix()
-    ));
+    let staging = models
+        .path()
+        .join(format!(".import-{}.part", crate::files::random_suffix()));
     std::fs::create_dir_all(models.path()).map_err(CliError::local)?;
     let bar = progress_bar(format!("Converting {}", source.display()));
     let options = ImportOptions {

@@ -1,4 +1,4 @@
-//! Vocabulary loading and GPT-2 byte-level token decoding.
+//! Vocabulary loading, GPT-2 byte-level token decoding and the ordinary tokens a ggml file keeps.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +11,9 @@ const MAX_VOCAB_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Largest token id accepted from a tokenizer.json.
 const MAX_TOKEN_ID: u64 = 1 << 20;
 
+/// Ordinary (BPE) tokens before `<|endoftext|>` in English-only and multilingual vocabularies.
+pub(super) const N_ORDINARY_EN: usize = 50256;
+const N_ORDINARY_MULTILINGUAL: usize = 50257;
 /// The end-of-text token; every token before it is an ordinary BPE token.
 pub(super) const EOT_TOKEN: &str = "<|endoftext|>";
 
@@ -94,12 +97,49 @@ impl Vocabulary {
     }
 }
 
+/// Keeps `<|endoftext|>` and everything after it out: whisper.cpp names the
+/// special and timestamp tokens itself.
+pub(super) fn ordinary_tokens(
+    vocab: &Vocabulary,
+    n_vocab: usize,
+    multilingual: bool,
+) -> Result<Vec<Vec<u8>>, Ct2Error> {
+    let bad = |reason: String| Ct2Error::Vocabulary {
+        path: vocab.path.clone(),
+        reason,
+    };
+    if vocab.complete && vocab.tokens.len() != n_vocab {
+        return Err(bad(format!(
+            "it has {} tokens but the model has {n_vocab}",
+            vocab.tokens.len()
+        )));
+    }
+    let expected = if multilingual {
+        N_ORDINARY_MULTILINGUAL
+    } else {
+        N_ORDINARY_EN
+    };
+    match vocab.eot_index() {
+        Some(i) if i == expected => {}
+        Some(i) => {
+            return Err(bad(format!(
+                "`{}` is token {i}, but a {} model of {n_vocab} tokens has it at {expected}",
+                EOT_TOKEN,
+                if multilingual {
+                    "multilingual"
+                } else {
+                    "English-only"
+                }
+            )));
+        }
+        None => return Err(bad(format!("it has no `{}` token", EOT_TOKEN))),
+    }
+    vocab.ordinary_token_bytes(expected)
+}
+
 fn read_limited(path: &Path) -> Result<String, Ct2Error> {
     let len = std::fs::metadata(path)
-        .map_err(|source| Ct2Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?
+        .map_err(Ct2Error::reading(path))?
         .len();
     if len > MAX_VOCAB_FILE_BYTES {
         return Err(Ct2Error::Vocabulary {
@@ -107,10 +147,7 @@ fn read_limited(path: &Path) -> Result<String, Ct2Error> {
             reason: format!("the file is {len} bytes, larger than any Whisper vocabulary"),
         });
     }
-    let bytes = std::fs::read(path).map_err(|source| Ct2Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = std::fs::read(path).map_err(Ct2Error::reading(path))?;
     String::from_utf8(bytes).map_err(|_| Ct2Error::Vocabulary {
         path: path.to_path_buf(),
         reason: "the file is not valid UTF-8".into(),

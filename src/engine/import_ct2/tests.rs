@@ -1,11 +1,15 @@
 //! End-to-end tests on synthetic CTranslate2 models (no real model needed).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::fs;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use half::f16;
 
+use super::ggml::HParams;
+use super::vocab::N_ORDINARY_EN;
 use super::*;
 
 const S: usize = 384; // tiny width

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use super::ModelSpec;
-use super::models::{ModelDir, hex};
+use super::catalog::ModelSpec;
+use super::folder::{ModelDir, hex};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DownloadError {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::ModelSpec;
+use super::catalog::ModelSpec;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -59,7 +59,7 @@ impl ModelDir {
     /// A fresh temporary path in the models folder for `spec` (same file system as the target).
     pub fn temp_path(&self, spec: &ModelSpec) -> io::Result<PathBuf> {
         fs::create_dir_all(&self.dir)?;
-        let nonce = crate::discovery::random_suffix();
+        let nonce = crate::files::random_suffix();
         Ok(self.dir.join(format!(".{}.{nonce}.part", spec.file_name())))
     }
 
@@ -81,7 +81,7 @@ impl ModelDir {
             source: source.into(),
         };
         let json = serde_json::to_vec_pretty(&manifest).map_err(io::Error::other)?;
-        crate::discovery::write_private_atomically(&self.manifest_path(spec), &json)?;
+        crate::files::write_private_atomically(&self.manifest_path(spec), &json)?;
         fs::rename(temp, self.weights_path(spec))?;
         fs::File::open(&self.dir)?.sync_all()
     }
@@ -122,7 +122,7 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::catalog::whisper_model;
+    use crate::engine::models::catalog::whisper_model;
 
     #[test]
     fn a_model_is_installed_only_once_file_and_manifest_agree() {

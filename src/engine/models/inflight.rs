@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-use super::models::ModelDir;
-use super::{Engine, ModelSpec};
+use super::catalog::ModelSpec;
+use super::folder::ModelDir;
+use crate::engine::Engine;
 
 type Outcome = Option<Result<(), String>>;
 

@@ -16,6 +16,12 @@ impl ModelSpec {
         self.language_count > 1
     }
 
+    /// True when the model accepts the language `code`: every model accepts every language
+    /// whisper knows (English-only models then transcribe in English).
+    pub fn knows_language(&self, code: &str) -> bool {
+        super::languages::is_known_language(code)
+    }
+
     /// The weights file in the models folder (and on the download server).
     pub fn file_name(&self) -> String {
         format!("ggml-{}.bin", self.id)
@@ -121,5 +127,13 @@ mod tests {
             "ggml-tiny.en.bin"
         );
         assert!(whisper_model("tiny.fr").is_none());
+    }
+
+    #[test]
+    fn every_model_knows_every_whisper_language() {
+        for m in WHISPER_MODELS {
+            assert!(m.knows_language("en") && m.knows_language("Fr"), "{}", m.id);
+            assert!(!m.knows_language("xx"), "{}", m.id);
+        }
     }
 }

@@ -10,12 +10,12 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, ErrorKind, Read, Seek, SeekFrom};
+use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use half::f16;
-
 use super::Ct2Error;
+use super::dtype::DType;
+use super::header::HeaderReader;
 
 const MIN_VERSION: u32 = 4;
 const MAX_VERSION: u32 = 6;
@@ -26,53 +26,6 @@ const MIN_VARIABLE_BYTES: u64 = 2 + 1 + 1 + 1 + 4;
 const MIN_ALIAS_BYTES: u64 = 2 * 3;
 /// Bytes read per chunk while converting tensor data.
 const CHUNK_BYTES: usize = 1 << 20;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum DType {
-    F32,
-    I8,
-    I16,
-    I32,
-    F16,
-    BF16,
-}
-
-impl DType {
-    fn from_id(id: u8) -> Option<Self> {
-        Some(match id {
-            0 => Self::F32,
-            1 => Self::I8,
-            2 => Self::I16,
-            3 => Self::I32,
-            4 => Self::F16,
-            5 => Self::BF16,
-            _ => return None,
-        })
-    }
-
-    fn size(self) -> usize {
-        match self {
-            Self::I8 => 1,
-            Self::I16 | Self::F16 | Self::BF16 => 2,
-            Self::F32 | Self::I32 => 4,
-        }
-    }
-
-    fn is_float(self) -> bool {
-        matches!(self, Self::F32 | Self::F16 | Self::BF16)
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::F32 => "float32",
-            Self::I8 => "int8",
-            Self::I16 => "int16",
-            Self::I32 => "int32",
-            Self::F16 => "float16",
-            Self::BF16 => "bfloat16",
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 pub(super) struct Variable {
@@ -100,130 +53,11 @@ pub(super) struct Ct2Model {
     aliases: HashMap<String, String>,
 }
 
-/// Sequential reader over the header that knows the file length, so that no
-/// count or size read from the file can make it read past the end.
-struct HeaderReader<'a> {
-    inner: BufReader<&'a File>,
-    pos: u64,
-    len: u64,
-    path: &'a Path,
-}
-
-impl HeaderReader<'_> {
-    fn truncated(&self, what: &str) -> Ct2Error {
-        Ct2Error::Truncated {
-            path: self.path.to_path_buf(),
-            what: what.to_string(),
-        }
-    }
-
-    fn bytes<const N: usize>(&mut self, what: &str) -> Result<[u8; N], Ct2Error> {
-        let mut buf = [0u8; N];
-        match self.inner.read_exact(&mut buf) {
-            Ok(()) => {
-                self.pos += N as u64;
-                Ok(buf)
-            }
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => Err(self.truncated(what)),
-            Err(source) => Err(Ct2Error::Read {
-                path: self.path.to_path_buf(),
-                source,
-            }),
-        }
-    }
-
-    fn u8(&mut self, what: &str) -> Result<u8, Ct2Error> {
-        Ok(self.bytes::<1>(what)?[0])
-    }
-
-    fn u16(&mut self, what: &str) -> Result<u16, Ct2Error> {
-        Ok(u16::from_le_bytes(self.bytes(what)?))
-    }
-
-    fn u32(&mut self, what: &str) -> Result<u32, Ct2Error> {
-        Ok(u32::from_le_bytes(self.bytes(what)?))
-    }
-
-    fn remaining(&self) -> u64 {
-        self.len.saturating_sub(self.pos)
-    }
-
-    fn string(&mut self, what: &str) -> Result<String, Ct2Error> {
-        let n = self.u16(what)? as usize;
-        if n as u64 > self.remaining() {
-            return Err(self.truncated(what));
-        }
-        let mut buf = vec![0u8; n];
-        match self.inner.read_exact(&mut buf) {
-            Ok(()) => self.pos += n as u64,
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Err(self.truncated(what)),
-            Err(source) => {
-                return Err(Ct2Error::Read {
-                    path: self.path.to_path_buf(),
-                    source,
-                });
-            }
-        }
-        if buf.pop() != Some(0) {
-            return Err(self.malformed(format!("a string in {what} is not NUL-terminated")));
-        }
-        String::from_utf8(buf)
-            .map_err(|_| self.malformed(format!("a string in {what} is not valid UTF-8")))
-    }
-
-    fn skip(&mut self, n: u64, what: &str) -> Result<(), Ct2Error> {
-        if n > self.remaining() {
-            return Err(self.truncated(what));
-        }
-        let delta = i64::try_from(n).map_err(|_| self.truncated(what))?;
-        self.inner
-            .seek_relative(delta)
-            .map_err(|source| Ct2Error::Read {
-                path: self.path.to_path_buf(),
-                source,
-            })?;
-        self.pos += n;
-        Ok(())
-    }
-
-    fn malformed(&self, reason: String) -> Ct2Error {
-        Ct2Error::Malformed {
-            path: self.path.to_path_buf(),
-            reason,
-        }
-    }
-}
-
 impl Ct2Model {
     /// Opens `path` and indexes its variables and aliases without loading data.
     pub fn open(path: &Path) -> Result<Self, Ct2Error> {
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(Ct2Error::MissingFile {
-                    path: path.to_path_buf(),
-                });
-            }
-            Err(source) => {
-                return Err(Ct2Error::Read {
-                    path: path.to_path_buf(),
-                    source,
-                });
-            }
-        };
-        let len = file
-            .metadata()
-            .map_err(|source| Ct2Error::Read {
-                path: path.to_path_buf(),
-                source,
-            })?
-            .len();
-        let mut r = HeaderReader {
-            inner: BufReader::new(&file),
-            pos: 0,
-            len,
-            path,
-        };
+        let file = File::open(path).map_err(|e| Ct2Error::opening(path, e))?;
+        let mut r = HeaderReader::new(&file, path)?;
 
         let version = r.u32("the binary version")?;
         if !(MIN_VERSION..=MAX_VERSION).contains(&version) {
@@ -273,7 +107,7 @@ impl Ct2Model {
                     dtype.name()
                 )));
             }
-            let offset = r.pos;
+            let offset = r.position();
             r.skip(num_bytes, &format!("the data of variable `{name}`"))?;
             if variables
                 .insert(
@@ -392,34 +226,7 @@ impl Ct2Model {
             let n = CHUNK_BYTES.min(left);
             self.read_at(offset, &mut buf[..n], name)?;
             let chunk = &buf[..n];
-            match var.dtype {
-                DType::F32 => out.extend(
-                    chunk
-                        .chunks_exact(4)
-                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-                ),
-                DType::F16 => out.extend(
-                    chunk
-                        .chunks_exact(2)
-                        .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32()),
-                ),
-                DType::BF16 => out.extend(
-                    chunk
-                        .chunks_exact(2)
-                        .map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)),
-                ),
-                DType::I8 => out.extend(chunk.iter().map(|&b| b as i8 as f32)),
-                DType::I16 => out.extend(
-                    chunk
-                        .chunks_exact(2)
-                        .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32),
-                ),
-                DType::I32 => out.extend(
-                    chunk
-                        .chunks_exact(4)
-                        .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32),
-                ),
-            }
+            var.dtype.decode(chunk, &mut out);
             offset += n as u64;
             left -= n;
         }
