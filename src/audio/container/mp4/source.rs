@@ -1,0 +1,86 @@
+//! The MP4 file as the demuxer reads it, with the truncation fixes of the box scan applied.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+
+use symphonia::core::io::MediaSource;
+
+/// A file as the MP4 demuxer should see it: with a trailing partial box header hidden and
+/// the size of a truncated last box patched to end at the end of the file.
+pub(crate) struct Mp4Source {
+    file: File,
+    len: u64,
+    pos: u64,
+    patch: Option<(u64, Vec<u8>)>,
+}
+
+impl Mp4Source {
+    /// Shows the first `len` bytes of `file`; `truncated_box` is the position of the size field
+    /// of a box cut short, its new length and whether the size is in the 64-bit field.
+    pub(super) fn new(file: File, len: u64, truncated_box: Option<(u64, u64, bool)>) -> Self {
+        let patch = truncated_box.map(|(pos, new_len, large)| {
+            if large {
+                (pos + 8, new_len.to_be_bytes().to_vec())
+            } else {
+                (pos, (new_len as u32).to_be_bytes().to_vec())
+            }
+        });
+        Mp4Source {
+            file,
+            len,
+            pos: 0,
+            patch,
+        }
+    }
+}
+
+impl Read for Mp4Source {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos >= self.len {
+            return Ok(0);
+        }
+        let max = ((self.len - self.pos).min(buf.len() as u64)) as usize;
+        self.file.seek(SeekFrom::Start(self.pos))?;
+        let n = self.file.read(&mut buf[..max])?;
+        if let Some((at, bytes)) = &self.patch {
+            let (start, end) = (self.pos, self.pos + n as u64);
+            let (p_start, p_end) = (*at, *at + bytes.len() as u64);
+            let lo = start.max(p_start);
+            let hi = end.min(p_end);
+            if lo < hi {
+                buf[(lo - start) as usize..(hi - start) as usize]
+                    .copy_from_slice(&bytes[(lo - p_start) as usize..(hi - p_start) as usize]);
+            }
+        }
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Mp4Source {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let target = target.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek to a negative or overflowing position",
+            )
+        })?;
+        self.pos = target;
+        Ok(target)
+    }
+}
+
+impl MediaSource for Mp4Source {
+    fn is_seekable(&self) -> bool {
+        true
+    }
+
+    fn byte_len(&self) -> Option<u64> {
+        Some(self.len)
+    }
+}

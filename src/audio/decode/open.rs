@@ -1,0 +1,90 @@
+//! Opening the container: recognise it from its leading bytes, check MP4 box tables, and hand
+//! the file to symphonia's probe.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+
+use symphonia::core::formats::{FormatOptions, FormatReader};
+use symphonia::core::io::{MediaSource, MediaSourceStream, MediaSourceStreamOptions};
+use symphonia::core::meta::MetadataOptions;
+use symphonia::core::probe::Hint;
+
+use super::DecodeError;
+use super::errors::open_error;
+use super::hint::classify_hint;
+use crate::audio::container::{self, Container, Mp4Scan, Sniffed};
+
+/// A container ready to be read.
+pub(super) struct Opened {
+    /// The demuxer.
+    pub format: Box<dyn FormatReader>,
+    /// What the MP4 scan found, for MP4/MOV files.
+    pub mp4: Option<Mp4Scan>,
+}
+
+/// Recognises the container of `file` (`len` bytes) and opens its demuxer; `hint` is a
+/// normalised format hint.
+pub(super) fn open_container(
+    mut file: File,
+    len: u64,
+    hint: Option<&str>,
+) -> Result<Opened, DecodeError> {
+    let (hint_ext, unsupported_by_hint) = hint.map_or((None, None), classify_hint);
+    let kind = recognise(&mut file, unsupported_by_hint)?;
+    let (source, mp4) = media_source(file, len, kind)?;
+    let format = probe(source, hint_ext)?;
+    Ok(Opened { format, mp4 })
+}
+
+/// Identifies the container from its leading bytes before any demuxer sees the file. Where
+/// the bytes are unknown, a hint naming an unsupported format gives the better message.
+fn recognise(
+    file: &mut File,
+    unsupported_by_hint: Option<&'static str>,
+) -> Result<Container, DecodeError> {
+    match container::sniff(file)? {
+        Sniffed::Supported(kind) => Ok(kind),
+        Sniffed::Unsupported(name) => Err(DecodeError::UnsupportedCodec(name.to_owned())),
+        Sniffed::Unknown => Err(match unsupported_by_hint {
+            Some(name) => DecodeError::UnsupportedCodec(name.to_owned()),
+            None => DecodeError::NotAudio,
+        }),
+    }
+}
+
+/// The file as the demuxer should read it: MP4 files checked and patched by the box scan,
+/// other files as they are, from the start.
+fn media_source(
+    mut file: File,
+    len: u64,
+    kind: Container,
+) -> Result<(Box<dyn MediaSource>, Option<Mp4Scan>), DecodeError> {
+    if kind == Container::Mp4 {
+        let scan = container::scan_mp4(&mut file, len).map_err(DecodeError::Corrupt)?;
+        let source = scan.source(file);
+        return Ok((Box::new(source), Some(scan)));
+    }
+    file.seek(SeekFrom::Start(0))?;
+    Ok((Box::new(file), None))
+}
+
+/// Opens the demuxer through symphonia's probe.
+fn probe(
+    source: Box<dyn MediaSource>,
+    hint_ext: Option<&str>,
+) -> Result<Box<dyn FormatReader>, DecodeError> {
+    let mut sym_hint = Hint::new();
+    if let Some(ext) = hint_ext {
+        sym_hint.with_extension(ext);
+    }
+    let mss = MediaSourceStream::new(source, MediaSourceStreamOptions::default());
+    let format_opts = FormatOptions {
+        // Trim encoder delay and padding (MP3, AAC) so durations match the source.
+        enable_gapless: true,
+        ..FormatOptions::default()
+    };
+    let probed = symphonia::default::get_probe()
+        .format(&sym_hint, mss, &format_opts, &MetadataOptions::default())
+        .map_err(open_error)?;
+    Ok(probed.format)
+}

@@ -1,0 +1,67 @@
+//! Choosing the track to decode and making its decoder, refusing codec parameters that
+//! would make the decoder allocate absurd buffers.
+
+use symphonia::core::codecs::{CODEC_TYPE_NULL, CodecParameters, Decoder, DecoderOptions};
+use symphonia::core::formats::{FormatReader, Track};
+
+use super::errors::decoder_error;
+use super::{DecodeError, MAX_SAMPLES_PER_PACKET, check_rate};
+
+/// The default track if it is audio, else the first audio track that can be decoded: its id
+/// and its decoder. Where none can be decoded, the error of the first one tried.
+pub(super) fn choose_track(
+    format: &dyn FormatReader,
+) -> Result<(u32, Box<dyn Decoder>), DecodeError> {
+    let candidates = candidates(format);
+    if candidates.is_empty() {
+        return Err(DecodeError::NoAudioTrack);
+    }
+    let mut first_failure = None;
+    for track in &candidates {
+        match make_decoder(&track.codec_params) {
+            Ok(decoder) => return Ok((track.id, decoder)),
+            Err(e) => {
+                first_failure.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_failure.unwrap_or(DecodeError::NoAudioTrack))
+}
+
+/// The tracks with a codec, the default track first.
+fn candidates(format: &dyn FormatReader) -> Vec<&Track> {
+    let mut candidates: Vec<_> = format
+        .tracks()
+        .iter()
+        .filter(|t| t.codec_params.codec != CODEC_TYPE_NULL)
+        .collect();
+    if let Some(default) = format.default_track()
+        && let Some(pos) = candidates.iter().position(|t| t.id == default.id)
+    {
+        let track = candidates.remove(pos);
+        candidates.insert(0, track);
+    }
+    candidates
+}
+
+fn make_decoder(params: &CodecParameters) -> Result<Box<dyn Decoder>, DecodeError> {
+    check_params(params)?;
+    let codecs = symphonia::default::get_codecs();
+    codecs
+        .make(params, &DecoderOptions::default())
+        .map_err(|e| decoder_error(e, codecs, params.codec))
+}
+
+/// Rejects codec parameters that would make the decoder allocate absurd buffers.
+fn check_params(params: &CodecParameters) -> Result<(), DecodeError> {
+    if let Some(rate) = params.sample_rate {
+        check_rate(rate)?;
+    }
+    let channels = params.channels.map_or(1, |c| c.count().max(1)) as u64;
+    if let Some(frames) = params.max_frames_per_packet
+        && frames.saturating_mul(channels) > MAX_SAMPLES_PER_PACKET
+    {
+        return Err(DecodeError::Corrupt("implausible packet size".to_owned()));
+    }
+    Ok(())
+}
