@@ -14,9 +14,17 @@ pub struct Term {
     pub ctc_min_similarity: Option<f64>,
 }
 
-/// A correction: `original` (matched on word boundaries) is rewritten to `replacement`; the
-/// same type the transcription path applies.
-pub use crate::transcribe::corrections::Correction;
+/// A correction: `original` is replaced by `replacement` wherever it occurs as whole words
+/// (the transcription path applies them, see `transcribe::corrections`).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Correction {
+    /// Text to look for; may span several words and contain punctuation ("C plus plus").
+    pub original: String,
+    /// Text written in place of each match, verbatim.
+    pub replacement: String,
+    /// When `false`, letters match in any case; when `true`, they must match exactly.
+    pub case_sensitive: bool,
+}
 
 /// One dictionary entry with its enabled state, as a settings backup carries it.
 #[derive(Debug, Clone, PartialEq)]
