@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use common::{TestApp, call};
 use serde_json::json;
 use uuid::Uuid;
-use verbatim::store::{LanguageMode, Workflow};
+use verbatim::store::{LanguageMode, Workflow, WorkflowFields};
 
 fn workflows(t: &TestApp) -> (Workflow, Workflow) {
     let mail = Workflow {
@@ -15,8 +15,10 @@ fn workflows(t: &TestApp) -> (Workflow, Workflow) {
         enabled: true,
         priority: 2,
         bundle_identifiers: vec!["org.mozilla.Thunderbird".into()],
-        language_mode: LanguageMode::Multiple,
-        language_hints: vec!["de".into(), "en".into()],
+        extra: WorkflowFields {
+            language_mode: LanguageMode::Multiple,
+            language_hints: vec!["de".into(), "en".into()],
+        },
         ..Workflow::default()
     };
     let docs = Workflow {
@@ -26,8 +28,11 @@ fn workflows(t: &TestApp) -> (Workflow, Workflow) {
         priority: 1,
         url_patterns: vec!["docs.example.org/*".into()],
         input_language: Some("fr".into()),
-        language_mode: LanguageMode::Exact,
         translation_target_language: Some("en".into()),
+        extra: WorkflowFields {
+            language_mode: LanguageMode::Exact,
+            ..WorkflowFields::default()
+        },
         ..Workflow::default()
     };
     t.app.store.add_workflow(&mail).unwrap();

@@ -51,8 +51,8 @@ impl From<Workflow> for Rule {
             bundle_identifiers: w.bundle_identifiers,
             url_patterns: w.url_patterns,
             input_language: w.input_language,
-            language_mode: w.language_mode.as_str(),
-            language_hints: w.language_hints,
+            language_mode: w.extra.language_mode.as_str(),
+            language_hints: w.extra.language_hints,
             translation_target_language: w.translation_target_language,
         }
     }

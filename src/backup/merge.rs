@@ -10,9 +10,8 @@ use uuid::Uuid;
 
 use super::Backup;
 use crate::store::preferences::{self, PrefValue, UPDATE_CHANNEL};
-use crate::store::{
-    Plugin, dictionary, history, hotkeys, plugins, profiles, prompt_actions, snippets, workflows,
-};
+use crate::store::rules::{Rule, RuleKind};
+use crate::store::{Plugin, dictionary, history, hotkeys, plugins, prompt_actions, snippets};
 use crate::wire::ImportSummary;
 
 /// Merges `backup` into the store through `tx`. `fetched` holds the registry's metadata for
@@ -40,17 +39,7 @@ pub fn apply(
         summary.update_channel_applied = true;
     }
 
-    let new_workflows = new_by_id(&backup.workflows, |w| w.id, |id| workflows::exists(tx, id))?;
-    let shift = append_shift(
-        workflows::max_priority(tx)?,
-        new_workflows.iter().map(|w| w.priority),
-    );
-    for workflow in &new_workflows {
-        let mut workflow = (*workflow).clone();
-        workflow.priority = workflow.priority.saturating_add(shift);
-        workflows::insert(tx, &workflow)?;
-        summary.workflows_imported += 1;
-    }
+    summary.workflows_imported = append_rules(tx, &backup.workflows)?;
 
     for entry in &backup.dictionary {
         if dictionary::insert_if_new(tx, entry)? {
@@ -74,17 +63,7 @@ pub fn apply(
         }
     }
 
-    let new_profiles = new_by_id(&backup.profiles, |p| p.id, |id| profiles::exists(tx, id))?;
-    let shift = append_shift(
-        profiles::max_priority(tx)?,
-        new_profiles.iter().map(|p| p.priority),
-    );
-    for profile in &new_profiles {
-        let mut profile = (*profile).clone();
-        profile.priority = profile.priority.saturating_add(shift);
-        profiles::insert(tx, &profile)?;
-        summary.profiles_imported += 1;
-    }
+    summary.profiles_imported = append_rules(tx, &backup.profiles)?;
 
     for hotkey in &backup.hotkeys {
         if hotkeys::bind_if_free(tx, hotkey)? {
@@ -117,6 +96,25 @@ pub fn apply(
         summary.history_imported += 1;
     }
     Ok(summary)
+}
+
+/// Adds the rules whose id is new here after the existing ones of their kind; returns how
+/// many were added.
+fn append_rules<T: RuleKind + Clone>(
+    tx: &Transaction<'_>,
+    rules: &[Rule<T>],
+) -> rusqlite::Result<u64> {
+    let fresh = new_by_id(rules, |r| r.id, |id| Rule::<T>::exists(tx, id))?;
+    let shift = append_shift(
+        Rule::<T>::max_priority(tx)?,
+        fresh.iter().map(|r| r.priority),
+    );
+    for rule in &fresh {
+        let mut rule = (*rule).clone();
+        rule.priority = rule.priority.saturating_add(shift);
+        rule.insert(tx)?;
+    }
+    Ok(fresh.len() as u64)
 }
 
 /// The items whose id is neither in the store nor earlier in the list, in order.

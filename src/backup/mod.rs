@@ -17,8 +17,7 @@ pub use registry::{HttpRegistry, PluginSource, RegistryUnreachable};
 use crate::store::preferences::{self, NOT_IN_BACKUP, Pref, PrefValue, UPDATE_CHANNEL};
 use crate::store::{
     DictionaryEntry, HistoryEntry, Hotkey, Plugin, Profile, PromptAction, Snippet, Store,
-    StoreError, Workflow, dictionary, history, hotkeys, plugins, profiles, prompt_actions,
-    snippets, workflows,
+    StoreError, Workflow, dictionary, history, hotkeys, plugins, prompt_actions, snippets,
 };
 use crate::wire::ImportSummary;
 
@@ -105,11 +104,11 @@ pub fn export(store: &Store) -> Result<Backup, StoreError> {
     let backup = Backup {
         exported_at: Some(Utc::now()),
         app_version: Some(env!("CARGO_PKG_VERSION").to_string()),
-        workflows: workflows::all(&tx)?,
+        workflows: Workflow::all(&tx)?,
         dictionary: dictionary::all(&tx)?,
         snippets: snippets::all(&tx)?,
         prompt_actions: prompt_actions::all(&tx)?,
-        profiles: profiles::all(&tx)?,
+        profiles: Profile::all(&tx)?,
         hotkeys: hotkeys::all(&tx)?,
         plugins: plugins::all(&tx)?
             .into_iter()
@@ -189,14 +188,8 @@ fn fetch_plugins(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Correction, NewHistoryEntry, Term};
+    use crate::store::{Correction, NewHistoryEntry, Term, temp_store};
     use uuid::Uuid;
-
-    fn open_store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("verbatim.sqlite3")).unwrap();
-        (dir, store)
-    }
 
     /// A registry offering every plugin but `missing`.
     struct Offering;
@@ -282,7 +275,7 @@ mod tests {
 
     #[test]
     fn importing_twice_skips_everything_the_second_time() {
-        let (_dir, store) = open_store();
+        let (_dir, store) = temp_store();
         let first = import(&store, &sample(), Some(&Offering)).unwrap();
         assert_eq!(
             first,
@@ -320,20 +313,20 @@ mod tests {
 
     #[test]
     fn an_unreachable_registry_skips_plugins_and_imports_the_rest() {
-        let (_dir, store) = open_store();
+        let (_dir, store) = temp_store();
         let summary = import(&store, &sample(), Some(&Down)).unwrap();
         assert!(summary.plugins_registry_fetch_failed);
         assert_eq!((summary.plugins_installed, summary.plugins_skipped), (0, 2));
         assert_eq!(summary.workflows_imported, 1);
-        let (_other, unconfigured) = open_store();
+        let (_other, unconfigured) = temp_store();
         let summary = import(&unconfigured, &sample(), None).unwrap();
         assert!(summary.plugins_registry_fetch_failed);
     }
 
     #[test]
     fn history_outside_the_retention_window_is_counted_not_imported() {
-        let (_dir, store) = open_store();
-        let (_source_dir, source) = open_store();
+        let (_dir, store) = temp_store();
+        let (_source_dir, source) = temp_store();
         let now = Utc::now();
         for days in [1, 10, 100] {
             source

@@ -382,10 +382,10 @@ fn workflow_options(workflow: Option<&Workflow>) -> TranscribeOptions {
     let Some(workflow) = workflow else {
         return options;
     };
-    match workflow.language_mode {
+    match workflow.extra.language_mode {
         LanguageMode::Inherit | LanguageMode::Auto => {}
         LanguageMode::Exact => options.language = workflow.input_language.clone(),
-        LanguageMode::Multiple => options.language_hints = workflow.language_hints.clone(),
+        LanguageMode::Multiple => options.language_hints = workflow.extra.language_hints.clone(),
     }
     // Whisper translates into English only; other targets are left untranslated.
     if workflow

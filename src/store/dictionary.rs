@@ -14,9 +14,17 @@ pub struct Term {
     pub ctc_min_similarity: Option<f64>,
 }
 
-/// A correction: `original` (matched on word boundaries) is rewritten to `replacement`; the
-/// same type the transcription path applies.
-pub use crate::transcribe::corrections::Correction;
+/// A correction: `original` is replaced by `replacement` wherever it occurs as whole words
+/// (the transcription path applies them, see `transcribe::corrections`).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Correction {
+    /// Text to look for; may span several words and contain punctuation ("C plus plus").
+    pub original: String,
+    /// Text written in place of each match, verbatim.
+    pub replacement: String,
+    /// When `false`, letters match in any case; when `true`, they must match exactly.
+    pub case_sensitive: bool,
+}
 
 /// One dictionary entry with its enabled state, as a settings backup carries it.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,17 +86,13 @@ impl Store {
     /// Deletes the term matching `term` case- and accent-insensitively. Returns whether one
     /// was deleted and how many enabled terms remain.
     pub fn delete_term(&self, term: &str) -> Result<(bool, usize), StoreError> {
-        let conn = self.conn();
-        let deleted = conn.execute(
-            "DELETE FROM dictionary_terms WHERE term_key = ?1",
-            [fold(term.trim())],
-        )?;
-        let count: i64 = conn.query_row(
-            "SELECT count(*) FROM dictionary_terms WHERE enabled = 1",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok((deleted > 0, count as usize))
+        let key = fold(term.trim());
+        Ok(delete_by_key(
+            &self.conn(),
+            "dictionary_terms",
+            "term_key",
+            &key,
+        )?)
     }
 
     /// Enabled corrections, sorted case-insensitively by original (the transcription path
@@ -124,18 +128,34 @@ impl Store {
     /// Deletes the correction whose original matches case-insensitively. Returns whether one
     /// was deleted and how many enabled corrections remain.
     pub fn delete_correction(&self, original: &str) -> Result<(bool, usize), StoreError> {
-        let conn = self.conn();
-        let deleted = conn.execute(
-            "DELETE FROM dictionary_corrections WHERE original_key = ?1",
-            [case_key(original.trim())],
-        )?;
-        let count: i64 = conn.query_row(
-            "SELECT count(*) FROM dictionary_corrections WHERE enabled = 1",
-            [],
-            |r| r.get(0),
-        )?;
-        Ok((deleted > 0, count as usize))
+        let key = case_key(original.trim());
+        Ok(delete_by_key(
+            &self.conn(),
+            "dictionary_corrections",
+            "original_key",
+            &key,
+        )?)
     }
+}
+
+/// Deletes the row of `table` whose `key_column` is `key`. Returns whether one was deleted and
+/// how many enabled rows remain.
+fn delete_by_key(
+    conn: &Connection,
+    table: &str,
+    key_column: &str,
+    key: &str,
+) -> rusqlite::Result<(bool, usize)> {
+    let deleted = conn.execute(
+        &format!("DELETE FROM {table} WHERE {key_column} = ?1"),
+        [key],
+    )?;
+    let count: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM {table} WHERE enabled = 1"),
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((deleted > 0, count as usize))
 }
 
 /// Trims, drops empty terms, removes later duplicates and clamps thresholds.
@@ -276,12 +296,7 @@ pub(crate) fn insert_if_new(conn: &Connection, entry: &DictionaryEntry) -> rusql
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("verbatim.sqlite3")).unwrap();
-        (dir, store)
-    }
+    use crate::store::temp_store;
 
     fn term(text: &str, ctc: Option<f64>) -> Term {
         Term {
@@ -296,7 +311,7 @@ mod tests {
 
     #[test]
     fn terms_merge_recase_and_keep_their_threshold() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         store
             .put_terms(
                 &[term("Kubernetes", Some(0.7)), term(" zebra ", None)],
@@ -318,7 +333,7 @@ mod tests {
 
     #[test]
     fn duplicates_in_one_request_keep_the_first_and_replace_drops_the_rest() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         store
             .put_terms(&[term("old", None), term("Café", None)], false)
             .unwrap();
@@ -335,7 +350,7 @@ mod tests {
 
     #[test]
     fn corrections_upsert_by_case_insensitive_original() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         let put = |original: &str, replacement: &str| {
             store
                 .put_correction(&Correction {
@@ -363,7 +378,7 @@ mod tests {
 
     #[test]
     fn sorting_is_case_insensitive() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         let listed = store
             .put_terms(
                 &[term("beta", None), term("Alpha", None), term("gamma", None)],

@@ -308,12 +308,7 @@ fn fts_query(search: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::store::PrefValue;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("verbatim.sqlite3")).unwrap();
-        (dir, store)
-    }
+    use crate::store::temp_store;
 
     fn entry(text: &str, app: Option<&str>, at: DateTime<Utc>) -> NewHistoryEntry {
         NewHistoryEntry {
@@ -329,7 +324,7 @@ mod tests {
 
     #[test]
     fn search_ignores_case_and_accents_and_is_a_prefix_match() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         let now = Utc::now();
         store
             .insert_history(&entry("Rendez-vous au Café", Some("Mail"), now))
@@ -377,7 +372,7 @@ mod tests {
 
     #[test]
     fn entries_of_the_same_second_list_newest_insert_first() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         let at = Utc::now();
         for text in ["first", "second", "third"] {
             store.insert_history(&entry(text, None, at)).unwrap();
@@ -397,7 +392,7 @@ mod tests {
 
     #[test]
     fn retention_drops_old_entries_on_write() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         let now = Utc::now();
         let old = store
             .insert_history(&entry("old", None, now - Duration::days(40)))
@@ -422,7 +417,7 @@ mod tests {
 
     #[test]
     fn entries_keep_their_fields_and_are_deleted_by_id() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         let written = store
             .insert_history(&NewHistoryEntry {
                 app_bundle_id: Some("org.gnome.TextEditor".into()),

@@ -11,6 +11,7 @@ pub mod plugins;
 pub mod preferences;
 pub mod profiles;
 pub mod prompt_actions;
+pub mod rules;
 pub mod secrets;
 pub mod sessions;
 pub mod snippets;
@@ -28,11 +29,12 @@ pub use history::{HistoryEntry, HistoryPage, HistoryQuery, NewHistoryEntry};
 pub use hotkeys::Hotkey;
 pub use plugins::Plugin;
 pub use preferences::{Pref, PrefError, PrefKind, PrefValue};
-pub use profiles::Profile;
+pub use profiles::{Profile, ProfileFields};
 pub use prompt_actions::PromptAction;
+pub use rules::Rule;
 pub use sessions::{DictationSession, RecorderEnd, RecorderSession};
 pub use snippets::Snippet;
-pub use workflows::{LanguageMode, Workflow};
+pub use workflows::{LanguageMode, Workflow, WorkflowFields};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -110,4 +112,12 @@ impl Store {
     pub fn schema_version(&self) -> Result<usize, StoreError> {
         Ok(migrations::current_version(&self.conn())?)
     }
+}
+
+/// A store in a fresh temporary folder, for tests (the folder goes when the guard drops).
+#[cfg(test)]
+pub(crate) fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("verbatim.sqlite3")).unwrap();
+    (dir, store)
 }

@@ -73,161 +73,66 @@ pub enum PrefError {
     },
 }
 
-pub const API_SERVER_PORT: Pref = Pref {
-    key: "apiServerPort",
-    kind: PrefKind::Int {
-        default: 8978,
-        min: 0,
-        max: 65535,
-    },
-    help: "Port the API server listens on (0 picks a free port)",
-};
+/// Defines each preference as a constant (its help is its documentation), then [`ALL`] with
+/// every one of them in the order given.
+macro_rules! preferences {
+    ($($name:ident: $key:literal, $kind:ident $args:tt, $help:literal;)*) => {
+        $(
+            #[doc = $help]
+            pub const $name: Pref = Pref {
+                key: $key,
+                kind: PrefKind::$kind $args,
+                help: $help,
+            };
+        )*
 
-pub const API_SERVER_REQUIRES_AUTHENTICATION: Pref = Pref {
-    key: "apiServerRequiresAuthentication",
-    kind: PrefKind::Bool(false),
-    help: "Require the discovery token on every route but GET /v1/status",
-};
+        /// Every known preference, in display order.
+        pub const ALL: &[Pref] = &[$($name),*];
+    };
+}
 
-pub const SELECTED_ENGINE: Pref = Pref {
-    key: "selectedEngine",
-    kind: PrefKind::Text(""),
-    help: "Engine used when a request names none (set by `verbatim models select`)",
-};
-
-pub const SELECTED_MODEL: Pref = Pref {
-    key: "selectedModel",
-    kind: PrefKind::Text(""),
-    help: "Model used when a request names none (set by `verbatim models select`)",
-};
-
-pub const NORMALIZE_NUMBERS: Pref = Pref {
-    key: "normalizeNumbers",
-    kind: PrefKind::Bool(true),
-    help: "Write spoken English numbers as digits unless a request says otherwise",
-};
-
-pub const SAVE_API_TRANSCRIPTIONS_TO_HISTORY: Pref = Pref {
-    key: "saveApiTranscriptionsToHistory",
-    kind: PrefKind::Bool(false),
-    help: "Keep transcriptions made through /v1/transcribe in the history",
-};
-
-pub const WHISPER_THREADS: Pref = Pref {
-    key: "whisperThreads",
-    kind: PrefKind::Int {
-        default: 0,
-        min: 0,
-        max: 256,
-    },
-    help: "Inference threads per request (0 = number of physical cores); applies at server start",
-};
-
-pub const MODEL_DOWNLOAD_BASE_URL: Pref = Pref {
-    key: "modelDownloadBaseUrl",
-    kind: PrefKind::Text("https://huggingface.co/ggerganov/whisper.cpp/resolve/main"),
-    help: "Where `verbatim models download` fetches ggml-<id>.bin from",
-};
-
-pub const HISTORY_RETENTION_DAYS: Pref = Pref {
-    key: "historyRetentionDays",
-    kind: PrefKind::Int {
-        default: 0,
-        min: 0,
-        max: 36500,
-    },
-    help: "Days history entries are kept (0 keeps them forever); applied on every write and at start",
-};
-
-pub const PLUGIN_REGISTRY_URL: Pref = Pref {
-    key: "pluginRegistryUrl",
-    kind: PrefKind::Text(""),
-    help: "Base URL of the plugin registry a settings import fetches plugins from (empty: none)",
-};
-
-pub const UPDATE_CHANNEL: Pref = Pref {
-    key: "updateChannel",
-    kind: PrefKind::Text("stable"),
-    help: "Release channel for updates: stable or beta",
-};
-
-pub const RECORDER_MIC_ENABLED: Pref = Pref {
-    key: "recorderMicEnabled",
-    kind: PrefKind::Bool(true),
-    help: "The Recorder captures the microphone when a start does not say",
-};
-
-pub const RECORDER_SYSTEM_AUDIO_ENABLED: Pref = Pref {
-    key: "recorderSystemAudioEnabled",
-    kind: PrefKind::Bool(false),
-    help: "The Recorder captures system audio (what the speakers play) when a start does not say",
-};
-
-pub const RECORDER_TRANSCRIPTION_ENABLED: Pref = Pref {
-    key: "recorderTranscriptionEnabled",
-    kind: PrefKind::Bool(true),
-    help: "Transcribe each finished recording (the session's text)",
-};
-
-pub const RECORDER_STEREO: Pref = Pref {
-    key: "recorderStereo",
-    kind: PrefKind::Bool(false),
-    help: "Record microphone left and system audio right instead of one mono mix",
-};
-
-pub const RECORDINGS_FOLDER: Pref = Pref {
-    key: "recordingsFolder",
-    kind: PrefKind::Text(""),
-    help: "Folder for the Recorder's WAV files (empty: recordings/ in the data folder)",
-};
-
-pub const PREFERRED_MICROPHONE: Pref = Pref {
-    key: "preferredMicrophone",
-    kind: PrefKind::Text(""),
-    help: "Input device to use by name (empty: the system's default input)",
-};
-
-pub const DICTATION_INSERTION: Pref = Pref {
-    key: "dictationInsertion",
-    kind: PrefKind::Choice {
-        default: "clipboard",
-        options: &["none", "clipboard", "type"],
-    },
-    help: "Where dictated text goes: none, clipboard or type (keystrokes into the focused window)",
-};
-
-pub const MAX_DICTATION_SECONDS: Pref = Pref {
-    key: "maxDictationSeconds",
-    kind: PrefKind::Int {
-        default: 300,
-        min: 5,
-        max: 3600,
-    },
-    help: "A dictation still recording after this many seconds stops by itself",
-};
-
-/// Every known preference, in display order.
-pub const ALL: &[Pref] = &[
-    API_SERVER_PORT,
-    API_SERVER_REQUIRES_AUTHENTICATION,
-    SELECTED_ENGINE,
-    SELECTED_MODEL,
-    NORMALIZE_NUMBERS,
-    SAVE_API_TRANSCRIPTIONS_TO_HISTORY,
-    WHISPER_THREADS,
-    MODEL_DOWNLOAD_BASE_URL,
-    HISTORY_RETENTION_DAYS,
-    PLUGIN_REGISTRY_URL,
-    UPDATE_CHANNEL,
-    RECORDER_MIC_ENABLED,
-    RECORDER_SYSTEM_AUDIO_ENABLED,
-    RECORDER_TRANSCRIPTION_ENABLED,
-    RECORDER_STEREO,
-    RECORDINGS_FOLDER,
-    PREFERRED_MICROPHONE,
-    DICTATION_INSERTION,
-    MAX_DICTATION_SECONDS,
-];
+preferences! {
+    API_SERVER_PORT: "apiServerPort", Int { default: 8978, min: 0, max: 65535 },
+        "Port the API server listens on (0 picks a free port)";
+    API_SERVER_REQUIRES_AUTHENTICATION: "apiServerRequiresAuthentication", Bool(false),
+        "Require the discovery token on every route but GET /v1/status";
+    SELECTED_ENGINE: "selectedEngine", Text(""),
+        "Engine used when a request names none (set by `verbatim models select`)";
+    SELECTED_MODEL: "selectedModel", Text(""),
+        "Model used when a request names none (set by `verbatim models select`)";
+    NORMALIZE_NUMBERS: "normalizeNumbers", Bool(true),
+        "Write spoken English numbers as digits unless a request says otherwise";
+    SAVE_API_TRANSCRIPTIONS_TO_HISTORY: "saveApiTranscriptionsToHistory", Bool(false),
+        "Keep transcriptions made through /v1/transcribe in the history";
+    WHISPER_THREADS: "whisperThreads", Int { default: 0, min: 0, max: 256 },
+        "Inference threads per request (0 = number of physical cores); applies at server start";
+    MODEL_DOWNLOAD_BASE_URL: "modelDownloadBaseUrl",
+        Text("https://huggingface.co/ggerganov/whisper.cpp/resolve/main"),
+        "Where `verbatim models download` fetches ggml-<id>.bin from";
+    HISTORY_RETENTION_DAYS: "historyRetentionDays", Int { default: 0, min: 0, max: 36500 },
+        "Days history entries are kept (0 keeps them forever); applied on every write and at start";
+    PLUGIN_REGISTRY_URL: "pluginRegistryUrl", Text(""),
+        "Base URL of the plugin registry a settings import fetches plugins from (empty: none)";
+    UPDATE_CHANNEL: "updateChannel", Text("stable"),
+        "Release channel for updates: stable or beta";
+    RECORDER_MIC_ENABLED: "recorderMicEnabled", Bool(true),
+        "The Recorder captures the microphone when a start does not say";
+    RECORDER_SYSTEM_AUDIO_ENABLED: "recorderSystemAudioEnabled", Bool(false),
+        "The Recorder captures system audio (what the speakers play) when a start does not say";
+    RECORDER_TRANSCRIPTION_ENABLED: "recorderTranscriptionEnabled", Bool(true),
+        "Transcribe each finished recording (the session's text)";
+    RECORDER_STEREO: "recorderStereo", Bool(false),
+        "Record microphone left and system audio right instead of one mono mix";
+    RECORDINGS_FOLDER: "recordingsFolder", Text(""),
+        "Folder for the Recorder's WAV files (empty: recordings/ in the data folder)";
+    PREFERRED_MICROPHONE: "preferredMicrophone", Text(""),
+        "Input device to use by name (empty: the system's default input)";
+    DICTATION_INSERTION: "dictationInsertion",
+        Choice { default: "clipboard", options: &["none", "clipboard", "type"] },
+        "Where dictated text goes: none, clipboard or type (keystrokes into the focused window)";
+    MAX_DICTATION_SECONDS: "maxDictationSeconds", Int { default: 300, min: 5, max: 3600 },
+        "A dictation still recording after this many seconds stops by itself";
+}
 
 /// Preferences that belong to this machine and never travel in a settings backup: the API
 /// server's port and token checking, and where plugins are fetched from. The update channel
@@ -392,16 +297,11 @@ pub(crate) fn set_on(conn: &Connection, pref: &Pref, value: &PrefValue) -> rusql
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("verbatim.sqlite3")).unwrap();
-        (dir, store)
-    }
+    use crate::store::temp_store;
 
     #[test]
     fn defaults_apply_until_a_value_is_set() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         assert_eq!(store.pref_int(&API_SERVER_PORT).unwrap(), 8978);
         assert!(
             !store
@@ -442,7 +342,7 @@ mod tests {
 
     #[test]
     fn a_corrupt_stored_value_falls_back_to_the_default() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         store
             .conn()
             .execute(
@@ -455,7 +355,7 @@ mod tests {
 
     #[test]
     fn the_database_is_in_wal_mode_with_full_sync() {
-        let (_dir, store) = store();
+        let (_dir, store) = temp_store();
         let conn = store.conn();
         let mode: String = conn
             .pragma_query_value(None, "journal_mode", |r| r.get(0))

@@ -3,16 +3,8 @@
 
 use super::words::{is_apostrophe, is_word_char};
 
-/// One dictionary entry: `original` is replaced by `replacement` wherever it occurs as whole words.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct Correction {
-    /// Text to look for; may span several words and contain punctuation ("C plus plus").
-    pub original: String,
-    /// Text written in place of each match, verbatim.
-    pub replacement: String,
-    /// When `false`, letters match in any case; when `true`, they must match exactly.
-    pub case_sensitive: bool,
-}
+/// The dictionary's correction type, which this module applies.
+pub use crate::store::Correction;
 
 /// Applies every correction on word boundaries; returns the corrected text.
 ///
