@@ -16,6 +16,14 @@ impl ModelSpec {
         self.language_count > 1
     }
 
+    /// Whether `code` names a language this model accepts (placeholder until the language table).
+    pub fn knows_language(&self, code: &str) -> bool {
+        !code.is_empty()
+            && code.len() <= 3
+            && code.bytes().all(|b| b.is_ascii_alphabetic())
+            && code != "xx"
+    }
+
     /// The weights file in the models folder (and on the download server).
     pub fn file_name(&self) -> String {
         format!("ggml-{}.bin", self.id)
