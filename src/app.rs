@@ -12,7 +12,7 @@ use crate::engine::Engine;
 use crate::engine::models::ModelDir;
 use crate::recorder::service::Recorder;
 use crate::store::{Store, StoreError, preferences};
-use crate::transcribe::service::{DEFAULT_QUEUE, PostProcessing, Transcriber};
+use crate::transcribe::{DEFAULT_QUEUE, Transcriber, TranscriberParts};
 
 /// Which backends the application runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,8 +166,6 @@ pub struct App {
     pub transcriber: Arc<Transcriber>,
     /// Where model weights live.
     pub models: ModelDir,
-    /// Downloads started by `?await_download=1`.
-    pub downloads: crate::engine::models::inflight::Downloads,
     /// Microphone and system audio.
     pub devices: Devices,
     pub recorder: Recorder,
@@ -193,29 +191,27 @@ impl App {
             tracing::warn!("recovered {recovered} sessions a previous run left unfinished");
         }
         let parts = parts_for(&config, &store)?;
+        let store = Arc::new(store);
+        let transcriber = Transcriber::new(TranscriberParts {
+            engines: parts.engines,
+            store: store.clone(),
+            models: config.models.clone(),
+            slots: TRANSCRIPTION_SLOTS,
+            max_waiting: DEFAULT_QUEUE,
+        });
         Ok(Arc::new(App {
-            transcriber: Arc::new(Transcriber::new(
-                parts.engines,
-                TRANSCRIPTION_SLOTS,
-                DEFAULT_QUEUE,
-            )),
+            transcriber: Arc::new(transcriber),
             models: config.models,
-            downloads: Default::default(),
             devices: parts.devices,
             recorder: Recorder::default(),
             dictation: Dictation::default(),
             app_context: parts.app_context,
             inserter: parts.inserter,
             data_dir: config.data_dir,
-            store: Arc::new(store),
+            store,
             backends: config.backends,
             require_token_flag: config.require_token,
         }))
-    }
-
-    /// The post-processing steps with the current preferences and dictionary.
-    pub fn post_processing(&self) -> Result<PostProcessing, crate::api::ApiError> {
-        PostProcessing::from_store(&self.store)
     }
 
     /// Where dictated text goes: sim mode's record, else the backend the preference names.

@@ -114,7 +114,7 @@ async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
     let model = blocking(&app, |app| {
         Ok(app
             .transcriber
-            .selected(&app.store)?
+            .selected()?
             .map(|r| r.offer.spec.id.to_string()))
     })
     .await?;

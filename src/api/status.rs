@@ -10,7 +10,7 @@ use crate::app::App;
 use crate::wire::{API_VERSION, ModelEntry, ModelList, Status};
 
 pub async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
-    let selected = app.transcriber.selected(&app.store)?;
+    let selected = app.transcriber.selected()?;
     let ready = selected.as_ref().is_some_and(|s| s.offer.downloaded);
     Ok(Json(Status {
         status: if ready { "ready" } else { "no_model" }.into(),
@@ -25,7 +25,7 @@ pub async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiErro
 }
 
 pub async fn models(State(app): State<Arc<App>>) -> Result<Json<ModelList>, ApiError> {
-    let selected = app.transcriber.selected(&app.store)?;
+    let selected = app.transcriber.selected()?;
     let is_selected = |engine: &str, model: &str| {
         selected
             .as_ref()

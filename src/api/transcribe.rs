@@ -1,7 +1,7 @@
 //! `POST /v1/transcribe` (multipart form or raw audio body) and `POST /v1/transcribe/local-file`.
 //! Uploads are spooled to a temporary file as they arrive, never held whole in memory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Json;
@@ -16,11 +16,11 @@ use super::ApiError;
 use super::json::JsonBody;
 use super::security::body_read_error;
 use crate::app::App;
-use crate::store::history::NewHistoryEntry;
-use crate::store::preferences;
-use crate::transcribe::options::{LocalFileRequest, TranscribeOptions};
-use crate::transcribe::service::{Resolved, TranscriptionResult};
+use crate::transcribe::{Audio, Job, Origin, TranscribeError, Transcript};
 use crate::wire::parse_bool_word;
+use crate::wire::transcription::{
+    FieldError, LocalFileRequest, TranscribeOptions, Transcription, TranscriptionSegment,
+};
 
 #[derive(Debug, Deserialize)]
 pub struct TranscribeQuery {
@@ -43,13 +43,13 @@ impl TranscribeQuery {
 
 /// A transcription answer: the Transcription object, with a `Server-Timing` header saying
 /// how long decoding, queueing, the engine and post-processing took.
-pub struct Transcribed(TranscriptionResult);
+pub struct Transcribed(Transcript);
 
 impl IntoResponse for Transcribed {
     fn into_response(self) -> Response {
         static SERVER_TIMING: HeaderName = HeaderName::from_static("server-timing");
         let timing = HeaderValue::from_str(&self.0.stages.server_timing());
-        let mut response = Json(self.0).into_response();
+        let mut response = Json(transcription(self.0)).into_response();
         if let Ok(timing) = timing {
             response.headers_mut().insert(&SERVER_TIMING, timing);
         }
@@ -108,14 +108,22 @@ async fn multipart_upload(
             spooled = Some((file, hint));
         } else {
             let value = field.text().await.map_err(multipart_error)?;
-            options.set_text(&name, &value)?;
+            options.set_form_field(&name, &value)?;
         }
     }
     let (file, hint) = spooled
         .ok_or_else(|| ApiError::BadRequest("Missing 'file' part in multipart form data".into()))?;
     ensure_not_empty(file.path())?;
-    let resolved = app.transcriber.plan(&app.store, &options, await_download)?;
-    run(app, &options, resolved, file.path(), hint).await
+    let job = Job {
+        audio: Audio::File {
+            path: file.path().to_path_buf(),
+            hint,
+        },
+        options,
+        await_download,
+        origin: Origin::Api,
+    };
+    Ok(Transcribed(app.transcriber.run(job).await?))
 }
 
 async fn raw_upload(
@@ -124,10 +132,16 @@ async fn raw_upload(
     request: Request,
     await_download: bool,
 ) -> Result<Transcribed, ApiError> {
-    let options = TranscribeOptions::from_headers(request.headers())?;
+    let headers = request.headers();
+    let options = TranscribeOptions::from_headers(|name| {
+        headers.get(name).map(|v| v.to_str().map_err(drop))
+    })?;
     let hint = raw_format_hint(content_type)?;
     // Everything that needs no audio is checked before the body is read.
-    let resolved = app.transcriber.plan(&app.store, &options, await_download)?;
+    let planned = app
+        .transcriber
+        .plan(options, await_download, Origin::Api)
+        .await?;
     let file = spool_file()?;
     let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
     let mut stream = request.into_body().into_data_stream();
@@ -137,7 +151,11 @@ async fn raw_upload(
     }
     out.flush().await.map_err(spool_error)?;
     ensure_not_empty(file.path())?;
-    run(app, &options, resolved, file.path(), hint).await
+    let audio = Audio::File {
+        path: file.path().to_path_buf(),
+        hint,
+    };
+    Ok(Transcribed(planned.run(audio).await?))
 }
 
 pub async fn local_file(
@@ -146,9 +164,9 @@ pub async fn local_file(
     JsonBody(body): JsonBody<LocalFileRequest>,
 ) -> Result<Transcribed, ApiError> {
     let await_download = query.await_download()?;
+    let path = PathBuf::from(&body.path);
     let options = body.options()?;
     options.validate()?;
-    let path = Path::new(&body.path);
     if !path.is_absolute() {
         return Err(ApiError::BadRequest(
             "'path' must be an absolute path to a file on this machine".into(),
@@ -163,59 +181,44 @@ pub async fn local_file(
         .map(str::to_ascii_lowercase)
         .filter(|e| LOCAL_EXTENSIONS.contains(&e.as_str()))
         .ok_or_else(|| ApiError::BadRequest("Unsupported audio format".into()))?;
-    if std::fs::File::open(path).is_err() {
+    if std::fs::File::open(&path).is_err() {
         return Err(ApiError::BadRequest(
             "The file is not readable by the Verbatim server process".into(),
         ));
     }
-    ensure_not_empty(path)?;
-    let resolved = app.transcriber.plan(&app.store, &options, await_download)?;
-    run(&app, &options, resolved, path, Some(extension)).await
+    ensure_not_empty(&path)?;
+    let job = Job {
+        audio: Audio::File {
+            path,
+            hint: Some(extension),
+        },
+        options,
+        await_download,
+        origin: Origin::Api,
+    };
+    Ok(Transcribed(app.transcriber.run(job).await?))
 }
 
-/// Transcribes `path` with the engine and model `plan` resolved, first waiting for the model's
-/// download when the request allowed that.
-async fn run(
-    app: &App,
-    options: &TranscribeOptions,
-    mut resolved: Resolved,
-    path: &Path,
-    hint: Option<String>,
-) -> Result<Transcribed, ApiError> {
-    if !resolved.offer.downloaded {
-        let spec = resolved.offer.spec;
-        let base_url = app.store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)?;
-        app.downloads
-            .ensure(resolved.engine.clone(), spec, &app.models, &base_url)
-            .await
-            .map_err(|cause| {
-                ApiError::ServiceUnavailable(format!(
-                    "Downloading model '{}' failed: {cause}. Try again later.",
-                    spec.id
-                ))
-            })?;
-        resolved = app.transcriber.plan(&app.store, options, false)?;
+/// The Transcription object of a transcript (`segments` with `verbose_json` only).
+fn transcription(transcript: Transcript) -> Transcription {
+    Transcription {
+        text: transcript.text,
+        language: transcript.language,
+        duration: transcript.duration,
+        processing_time: transcript.processing_time,
+        engine: transcript.engine,
+        model: Some(transcript.model.into()),
+        segments: transcript.segments.map(|segments| {
+            segments
+                .into_iter()
+                .map(|s| TranscriptionSegment {
+                    start: s.start,
+                    end: s.end,
+                    text: s.text,
+                })
+                .collect()
+        }),
     }
-    let post = app.post_processing()?;
-    let result = app
-        .transcriber
-        .transcribe(&resolved, path, hint, options, post)
-        .await?;
-    if app
-        .store
-        .pref_bool(&preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY)?
-    {
-        app.store.insert_history(&NewHistoryEntry {
-            text: result.text.clone(),
-            raw_text: result.raw_text.clone(),
-            duration: result.duration,
-            language: result.language.clone(),
-            engine: result.engine.clone(),
-            model: result.model.clone(),
-            ..NewHistoryEntry::default()
-        })?;
-    }
-    Ok(Transcribed(result))
 }
 
 /// The audio format named by a raw body's `Content-Type`; None means sniff.
@@ -270,5 +273,36 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
         ApiError::PayloadTooLarge
     } else {
         ApiError::BadRequest(format!("Invalid multipart form data: {}", err.body_text()))
+    }
+}
+
+impl From<FieldError> for ApiError {
+    fn from(err: FieldError) -> Self {
+        ApiError::BadRequest(err.0)
+    }
+}
+
+impl From<TranscribeError> for ApiError {
+    fn from(err: TranscribeError) -> Self {
+        use TranscribeError as E;
+        match err {
+            E::Option(_)
+            | E::UnknownEngine(_)
+            | E::NoModelOffered(_)
+            | E::UnknownModel(_)
+            | E::AmbiguousModel { .. }
+            | E::ModelNotOffered { .. }
+            | E::UnknownLanguage(_)
+            | E::CannotTranslate(_)
+            | E::Audio(_) => ApiError::BadRequest(err.to_string()),
+            E::NoTranslationProvider => ApiError::NotImplemented(err.to_string()),
+            E::NoEngineSelected | E::DownloadFailed { .. } => {
+                ApiError::ServiceUnavailable(err.to_string())
+            }
+            E::NotConfigured(_) => ApiError::Conflict(err.to_string()),
+            E::Busy { retry_after_secs } => ApiError::EngineBusy { retry_after_secs },
+            E::Store(store) => store.into(),
+            E::Internal { short, detail } => ApiError::internal(short, detail),
+        }
     }
 }

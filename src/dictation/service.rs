@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -18,9 +18,9 @@ use crate::audio::capture::Feed;
 use crate::audio::resample::TARGET_RATE;
 use crate::engine::Task;
 use crate::recorder::service::capture_error;
-use crate::store::{DictationSession, LanguageMode, NewHistoryEntry, Workflow, preferences};
-use crate::transcribe::corrections::{Correction, apply_corrections};
-use crate::transcribe::options::TranscribeOptions;
+use crate::store::{DictationSession, LanguageMode, Workflow, preferences};
+use crate::transcribe::{Audio, Dictated, Job, Origin};
+use crate::wire::transcription::TranscribeOptions;
 
 /// How long one read of the microphone waits.
 const READ_SLICE: Duration = Duration::from_millis(20);
@@ -278,11 +278,7 @@ fn capture(
 /// Transcribes what was captured and saves it to history, then hands the text on for insertion.
 async fn process(app: Arc<App>, id: Uuid, thread: JoinHandle<Vec<f32>>, session: Session) {
     let result = transcribe_and_save(&app, id, thread, &session).await;
-    if let Err(err) = app
-        .dictation
-        .handle(&app, Event::Transcribed(result.map_err(|e| e.message())))
-        .await
-    {
+    if let Err(err) = app.dictation.handle(&app, Event::Transcribed(result)).await {
         tracing::error!(%id, "dictation: {}", err.message());
     }
 }
@@ -292,88 +288,32 @@ async fn transcribe_and_save(
     id: Uuid,
     thread: JoinHandle<Vec<f32>>,
     session: &Session,
-) -> Result<String, ApiError> {
+) -> Result<String, String> {
     let samples = tokio::task::spawn_blocking(move || thread.join())
         .await
         .ok()
         .and_then(Result::ok)
-        .ok_or_else(|| ApiError::internal("capture", "the capture thread stopped unexpectedly"))?;
-    let duration = samples.len() as f64 / f64::from(TARGET_RATE);
-    let mut options = workflow_options(session.workflow.as_ref());
-    if options.task == Some(Task::Translate)
-        && !app
-            .transcriber
-            .selected(&app.store)?
-            .is_some_and(|r| r.offer.spec.multilingual())
-    {
-        tracing::warn!(%id, "the workflow asks for English output but the model is English-only; not translating");
-        options.task = None;
-    }
-    let resolved = app.transcriber.plan(&app.store, &options, false)?;
-    let post = app.post_processing()?;
-    let corrections = post.corrections.clone();
-    let started = Instant::now();
-    let result = if samples.is_empty() {
-        None
-    } else {
-        let no_corrections = TranscribeOptions {
-            apply_corrections: Some(false),
-            ..options.clone()
-        };
-        Some(
-            app.transcriber
-                .transcribe_samples(
-                    &resolved,
-                    samples,
-                    duration,
-                    Duration::ZERO,
-                    &no_corrections,
-                    post,
-                )
-                .await?,
-        )
+        .ok_or_else(|| {
+            ApiError::internal("capture", "the capture thread stopped unexpectedly").message()
+        })?;
+    let job = Job {
+        audio: Audio::Samples(samples),
+        options: workflow_options(session.workflow.as_ref()),
+        await_download: false,
+        origin: Origin::Dictation(Dictated {
+            id,
+            started_at: session.started_at,
+            app_name: session.context.app_name.clone(),
+            app_bundle_id: session.context.app_id.clone(),
+            app_url: session.context.url.clone(),
+        }),
     };
-    let snippets: Vec<Correction> = app
-        .store
-        .snippets()?
-        .into_iter()
-        .filter(|s| s.enabled)
-        .map(|s| Correction {
-            original: s.trigger,
-            replacement: s.text,
-            case_sensitive: false,
-        })
-        .collect();
-    let (text, raw_text, language) = match &result {
-        Some(r) => {
-            let expanded = apply_corrections(&r.text, &snippets);
-            (
-                apply_corrections(&expanded, &corrections),
-                r.raw_text.clone(),
-                r.language.clone(),
-            )
-        }
-        None => (String::new(), String::new(), None),
-    };
-    tracing::debug!(%id, elapsed = ?started.elapsed(), "dictation transcribed");
-    let entry = NewHistoryEntry {
-        id: Some(id),
-        text: text.trim().to_string(),
-        raw_text,
-        timestamp: Some(session.started_at),
-        app_name: session.context.app_name.clone(),
-        app_bundle_id: session.context.app_id.clone(),
-        app_url: session.context.url.clone(),
-        duration: (duration * 1000.0).round() / 1000.0,
-        language,
-        engine: resolved.engine.id().into(),
-        model: Some(resolved.offer.spec.id.into()),
-    };
-    let saving = app.clone();
-    let saved = tokio::task::spawn_blocking(move || saving.store.insert_history(&entry))
+    let transcript = app
+        .transcriber
+        .run(job)
         .await
-        .map_err(|e| ApiError::internal("saving the transcript stopped", e))??;
-    Ok(saved.text)
+        .map_err(|e| e.public_message())?;
+    Ok(transcript.text)
 }
 
 /// Transcription options from a workflow's language settings.

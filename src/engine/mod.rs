@@ -68,7 +68,7 @@ impl From<Segment> for verbatim_sim::Segment {
 }
 
 /// What an engine heard.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineOutput {
     pub text: String,
     pub language: Option<String>,

@@ -18,7 +18,8 @@ use crate::audio::capture::{CaptureError, Feed, SourceKind};
 use crate::audio::mix::{interleave_into, mix_into};
 use crate::audio::wav::{self, WavSink};
 use crate::store::{RecorderEnd, RecorderSession, Store, StoreError, preferences};
-use crate::transcribe::options::TranscribeOptions;
+use crate::transcribe::{Audio, Job, Origin, TranscribeError};
+use crate::wire::transcription::TranscribeOptions;
 
 /// The rate recordings are written at.
 pub const RECORDING_RATE: u32 = 48_000;
@@ -386,7 +387,7 @@ async fn finish_recording(
             Err(err) => {
                 done.transcription_error = Some(format!(
                     "The recording was saved, but transcribing it failed: {}",
-                    err.message()
+                    err.public_message()
                 ))
             }
         }
@@ -394,15 +395,17 @@ async fn finish_recording(
     Ok(done)
 }
 
-async fn transcribe(app: &Arc<App>, file: &Path) -> Result<String, ApiError> {
-    let options = TranscribeOptions::default();
-    let resolved = app.transcriber.plan(&app.store, &options, false)?;
-    let post = app.post_processing()?;
-    let result = app
-        .transcriber
-        .transcribe(&resolved, file, Some("wav".into()), &options, post)
-        .await?;
-    Ok(result.text)
+async fn transcribe(app: &Arc<App>, file: &Path) -> Result<String, TranscribeError> {
+    let job = Job {
+        audio: Audio::File {
+            path: file.to_path_buf(),
+            hint: Some("wav".into()),
+        },
+        options: TranscribeOptions::default(),
+        await_download: false,
+        origin: Origin::Recorder,
+    };
+    Ok(app.transcriber.run(job).await?.text)
 }
 
 /// Sessions a previous run left unfinished: a file still under its temporary name gets its

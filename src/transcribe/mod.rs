@@ -1,7 +1,20 @@
-//! The transcription path: decode -> resample -> engine -> numbers -> corrections.
+//! The transcription use case. Every caller (the HTTP routes, dictation, the Recorder, the
+//! corpus recorder) goes through [`Transcriber::run`]: resolve the engine and model, wait for a
+//! download when asked, decode, queue, run the engine, post-process, apply the history policy.
 
 pub mod corrections;
+mod error;
+mod job;
 pub mod numbers;
-pub mod options;
-pub mod service;
+mod post;
+mod queue;
+mod resolve;
+mod run;
 mod words;
+
+pub use error::TranscribeError;
+pub use job::{Audio, Dictated, Job, Origin, StageTimes, TimedText, Transcript};
+pub use post::PostProcessing;
+pub use queue::DEFAULT_QUEUE;
+pub use resolve::{Resolved, Untranslatable, language_choice};
+pub use run::{Planned, Transcriber, TranscriberParts};

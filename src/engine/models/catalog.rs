@@ -16,10 +16,11 @@ impl ModelSpec {
         self.language_count > 1
     }
 
-    /// True when the model accepts the language `code`: every model accepts every language
-    /// whisper knows (English-only models then transcribe in English).
+    /// True when the model accepts the language `code` (or its English name, as whisper.cpp
+    /// does): every model accepts every language whisper knows (English-only models then
+    /// transcribe in English).
     pub fn knows_language(&self, code: &str) -> bool {
-        super::languages::is_known_language(code)
+        super::languages::is_accepted_language(code)
     }
 
     /// The weights file in the models folder (and on the download server).

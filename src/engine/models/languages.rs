@@ -120,6 +120,15 @@ pub fn is_known_language(code: &str) -> bool {
     entry(code).is_some()
 }
 
+/// True when whisper.cpp takes `language` as a language: a code, or (as whisper.cpp also
+/// accepts) its English name such as `german` (case-insensitive).
+pub fn is_accepted_language(language: &str) -> bool {
+    is_known_language(language)
+        || WHISPER_LANGUAGES
+            .iter()
+            .any(|(_, name)| name.eq_ignore_ascii_case(language))
+}
+
 /// The English name of the language `code` (case-insensitive), e.g. `de` -> `German`.
 pub fn language_name(code: &str) -> Option<&'static str> {
     entry(code).map(|&(_, name)| name)
@@ -137,6 +146,12 @@ mod tests {
         assert!(is_known_language("yue"));
         assert_eq!(language_name("De"), Some("German"));
         assert_eq!(language_name("ht"), Some("Haitian Creole"));
+    }
+
+    #[test]
+    fn names_are_accepted_as_whisper_accepts_them() {
+        assert!(is_accepted_language("german") && is_accepted_language("DE"));
+        assert!(!is_accepted_language("xx") && !is_accepted_language("klingon"));
     }
 
     #[test]

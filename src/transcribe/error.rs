@@ -1,0 +1,94 @@
+//! Why a transcription was refused or failed. The API maps each case to a status and the
+//! contract's message (`api/transcribe.rs`); dictation and the Recorder keep the message.
+
+use crate::audio::decode::DecodeError;
+use crate::engine::EngineError;
+use crate::store::StoreError;
+use crate::wire::transcription::FieldError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TranscribeError {
+    /// An option value or combination the request must change.
+    #[error(transparent)]
+    Option(#[from] FieldError),
+    #[error("Unknown engine '{0}'")]
+    UnknownEngine(String),
+    #[error("Engine '{0}' offers no model")]
+    NoModelOffered(String),
+    #[error("Unknown model '{0}'")]
+    UnknownModel(String),
+    #[error("Ambiguous model id '{model}' -- matches engines: {engines}. Specify 'engine' too.")]
+    AmbiguousModel { model: String, engines: String },
+    #[error("Model '{model}' is not offered by engine '{engine}'")]
+    ModelNotOffered { model: String, engine: String },
+    #[error("Unknown language code '{0}'")]
+    UnknownLanguage(String),
+    #[error(
+        "Model '{0}' cannot translate: it is English-only. Use a multilingual model such as 'base'."
+    )]
+    CannotTranslate(&'static str),
+    #[error(
+        "Target-language translation needs a translation provider; none is configured on this host"
+    )]
+    NoTranslationProvider,
+    #[error("No engine selected. Select an engine first.")]
+    NoEngineSelected,
+    /// The model's weights are missing and the request did not ask to wait for them.
+    #[error(
+        "Engine '{0}' is not configured (missing API key or downloaded weights). Pass ?await_download=1 to wait for the download."
+    )]
+    NotConfigured(String),
+    #[error("Downloading model '{model}' failed: {cause}. Try again later.")]
+    DownloadFailed { model: &'static str, cause: String },
+    /// Every slot is taken and the queue is full.
+    #[error(
+        "The engine is busy with other transcriptions. Try again in {retry_after_secs} seconds."
+    )]
+    Busy { retry_after_secs: u32 },
+    /// The audio could not be decoded (`Io`: reading it failed, a fault of the server).
+    #[error(transparent)]
+    Audio(DecodeError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A failure of the server; `short` is safe to show, `detail` goes to the log.
+    #[error("{short}: {detail}")]
+    Internal { short: &'static str, detail: String },
+}
+
+impl TranscribeError {
+    pub(crate) fn internal(short: &'static str, detail: impl std::fmt::Display) -> Self {
+        TranscribeError::Internal {
+            short,
+            detail: detail.to_string(),
+        }
+    }
+
+    /// An engine failure, seen from the request that ran on `engine`.
+    pub(crate) fn from_engine(err: EngineError, engine: &str) -> Self {
+        match err {
+            EngineError::UnknownLanguage(code) => TranscribeError::UnknownLanguage(code),
+            EngineError::UnknownModel(model) => TranscribeError::UnknownModel(model),
+            EngineError::NotInstalled { .. } => TranscribeError::NotConfigured(engine.into()),
+            EngineError::Load { .. } | EngineError::Failed(_) | EngineError::NotInBuild(_) => {
+                TranscribeError::internal("transcription failed", err)
+            }
+        }
+    }
+}
+
+impl TranscribeError {
+    /// The message shown to a person (a session's `error`): internal details go to the log.
+    pub fn public_message(&self) -> String {
+        match self {
+            TranscribeError::Internal { short, detail } => {
+                tracing::error!("{short}: {detail}");
+                format!("Internal error: {short}")
+            }
+            TranscribeError::Store(err) => {
+                tracing::error!("database error: {err}");
+                "Internal error: database error".into()
+            }
+            other => other.to_string(),
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! What a transcription is asked to do ([`Job`]) and what it gives back ([`Transcript`]).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::resolve::Untranslatable;
+use crate::wire::transcription::TranscribeOptions;
+
+/// One transcription: the audio, the request's options and who asks (which decides the
+/// post-processing and the history policy).
+pub struct Job {
+    pub audio: Audio,
+    pub options: TranscribeOptions,
+    /// Wait for a missing model's download instead of refusing (`?await_download=1`).
+    pub await_download: bool,
+    pub origin: Origin,
+}
+
+/// The audio of a job.
+pub enum Audio {
+    /// A file in any supported format; `hint`: its extension or MIME subtype.
+    File { path: PathBuf, hint: Option<String> },
+    /// 16 kHz mono samples already in memory (captured); none gives empty text without the engine.
+    Samples(Vec<f32>),
+}
+
+/// Who asks for a transcription.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// An API request: saved to history when `saveApiTranscriptionsToHistory` is on.
+    Api,
+    /// A dictation: snippets are expanded, a translation the model cannot do is skipped, and the
+    /// trimmed text is always saved to history as this session.
+    Dictation(Dictated),
+    /// A Recorder session: the text goes to the session, not to history.
+    Recorder,
+    /// The corpus recorder: the engine's own output, without the dictionary or history.
+    Corpus,
+}
+
+/// The details of a dictation's history entry.
+#[derive(Debug, Clone)]
+pub struct Dictated {
+    /// The session id, which becomes the history entry's id.
+    pub id: Uuid,
+    pub started_at: DateTime<Utc>,
+    pub app_name: Option<String>,
+    pub app_bundle_id: Option<String>,
+    pub app_url: Option<String>,
+}
+
+impl Origin {
+    pub(crate) fn untranslatable(&self) -> Untranslatable {
+        match self {
+            Origin::Dictation(_) => Untranslatable::Transcribe,
+            _ => Untranslatable::Refuse,
+        }
+    }
+}
+
+/// What a transcription produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transcript {
+    /// After post-processing (for a dictation: as saved, trimmed).
+    pub text: String,
+    /// The engine's text before numbers, snippets and corrections.
+    pub raw_text: String,
+    pub language: Option<String>,
+    /// Audio length in seconds (to the millisecond).
+    pub duration: f64,
+    /// Decode + engine + post-processing seconds (or the time the engine reports itself).
+    pub processing_time: f64,
+    pub engine: String,
+    pub model: &'static str,
+    /// Post-processed segments, when the options ask for `verbose_json`.
+    pub segments: Option<Vec<TimedText>>,
+    pub stages: StageTimes,
+}
+
+/// A segment of a transcript (seconds, to the millisecond).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedText {
+    pub start: f64,
+    pub end: f64,
+    pub text: String,
+}
+
+/// Wall time of each step of one transcription.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StageTimes {
+    /// Reading and resampling the audio (zero for samples already in memory).
+    pub decode: Duration,
+    /// Waiting for a free engine slot.
+    pub queue: Duration,
+    /// The engine call, measured around it on the blocking thread that runs it.
+    pub engine: Duration,
+    /// Number normalization, corrections and segment conversion.
+    pub post: Duration,
+}
+
+impl StageTimes {
+    /// Decode, inference and post-processing: the `processing_time` (queueing not counted).
+    pub fn busy(&self) -> Duration {
+        self.decode + self.engine + self.post
+    }
+
+    /// The `Server-Timing` header value (W3C Server Timing): milliseconds per stage.
+    pub fn server_timing(&self) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        format!(
+            "decode;dur={:.3}, queue;dur={:.3}, engine;dur={:.3}, post;dur={:.3}",
+            ms(self.decode),
+            ms(self.queue),
+            ms(self.engine),
+            ms(self.post)
+        )
+    }
+}
+
+pub(crate) fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}

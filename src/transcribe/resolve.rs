@@ -1,0 +1,162 @@
+//! Which engine and model a request runs on (the contract's override rules), and every check
+//! that needs no audio: option combinations, language codes, translation, weights present.
+
+use std::sync::Arc;
+
+use super::TranscribeError;
+use crate::engine::{Engine, LanguageChoice, ModelOffer, Task};
+use crate::store::{Store, StoreError, preferences};
+use crate::wire::transcription::TranscribeOptions;
+
+/// The engine and model a request runs on.
+#[derive(Clone)]
+pub struct Resolved {
+    pub engine: Arc<dyn Engine>,
+    pub offer: ModelOffer,
+}
+
+/// What to do when the options ask a model that cannot translate to translate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Untranslatable {
+    /// Refuse the request (400): an API client asked for it explicitly.
+    Refuse,
+    /// Transcribe instead: a workflow's preference, not a demand.
+    Transcribe,
+}
+
+/// The engines of this build, and the selection stored in the preferences.
+pub struct Engines(pub Vec<Arc<dyn Engine>>);
+
+impl Engines {
+    fn find(&self, id: &str) -> Option<&Arc<dyn Engine>> {
+        self.0.iter().find(|e| e.id() == id)
+    }
+
+    /// The selection stored in the preferences, if it names an engine of this build.
+    pub fn selected(&self, store: &Store) -> Result<Option<Resolved>, StoreError> {
+        let engine_id = store.pref_text(&preferences::SELECTED_ENGINE)?;
+        let model_id = store.pref_text(&preferences::SELECTED_MODEL)?;
+        let Some(engine) = self.find(&engine_id) else {
+            return Ok(None);
+        };
+        Ok(engine.offer(&model_id).map(|offer| Resolved {
+            engine: engine.clone(),
+            offer,
+        }))
+    }
+
+    /// The contract's engine/model override rules.
+    pub fn resolve(
+        &self,
+        store: &Store,
+        engine: Option<&str>,
+        model: Option<&str>,
+    ) -> Result<Resolved, TranscribeError> {
+        let unknown_engine = |e: &str| TranscribeError::UnknownEngine(e.into());
+        match (engine, model) {
+            (None, None) => self
+                .selected(store)?
+                .ok_or(TranscribeError::NoEngineSelected),
+            (Some(e), None) => {
+                let engine = self.find(e).ok_or_else(|| unknown_engine(e))?;
+                if let Some(selected) = self.selected(store)?
+                    && selected.engine.id() == engine.id()
+                {
+                    return Ok(selected);
+                }
+                let models = engine.models();
+                let offer = models
+                    .iter()
+                    .find(|m| m.downloaded)
+                    .or(models.first())
+                    .cloned()
+                    .ok_or_else(|| TranscribeError::NoModelOffered(e.into()))?;
+                Ok(Resolved {
+                    engine: engine.clone(),
+                    offer,
+                })
+            }
+            (None, Some(m)) => {
+                let offering: Vec<_> = self
+                    .0
+                    .iter()
+                    .filter_map(|engine| {
+                        engine.offer(m).map(|offer| Resolved {
+                            engine: engine.clone(),
+                            offer,
+                        })
+                    })
+                    .collect();
+                match offering.as_slice() {
+                    [] => Err(TranscribeError::UnknownModel(m.into())),
+                    [one] => Ok(one.clone()),
+                    many => Err(TranscribeError::AmbiguousModel {
+                        model: m.into(),
+                        engines: many
+                            .iter()
+                            .map(|r| r.engine.id())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    }),
+                }
+            }
+            (Some(e), Some(m)) => {
+                let engine = self.find(e).ok_or_else(|| unknown_engine(e))?;
+                let offer = engine
+                    .offer(m)
+                    .ok_or_else(|| TranscribeError::ModelNotOffered {
+                        model: m.into(),
+                        engine: e.into(),
+                    })?;
+                Ok(Resolved {
+                    engine: engine.clone(),
+                    offer,
+                })
+            }
+        }
+    }
+}
+
+/// Checks the options against the resolved model; may drop a translation the model cannot do
+/// (see [`Untranslatable`]). `await_download` lets a model without weights through.
+pub fn check(
+    resolved: &Resolved,
+    options: &mut TranscribeOptions,
+    await_download: bool,
+    untranslatable: Untranslatable,
+) -> Result<(), TranscribeError> {
+    let spec = resolved.offer.spec;
+    if options.task == Some(Task::Translate) && !spec.multilingual() {
+        match untranslatable {
+            Untranslatable::Refuse => return Err(TranscribeError::CannotTranslate(spec.id)),
+            Untranslatable::Transcribe => {
+                tracing::warn!(
+                    model = spec.id,
+                    "English output was asked for but the model is English-only; not translating"
+                );
+                options.task = None;
+            }
+        }
+    }
+    if options.target_language.is_some() {
+        return Err(TranscribeError::NoTranslationProvider);
+    }
+    let codes = options.language.iter().chain(&options.language_hints);
+    if let Some(unknown) = codes.into_iter().find(|c| !spec.knows_language(c)) {
+        return Err(TranscribeError::UnknownLanguage(unknown.clone()));
+    }
+    if !resolved.offer.downloaded && !await_download {
+        return Err(TranscribeError::NotConfigured(resolved.engine.id().into()));
+    }
+    Ok(())
+}
+
+/// One hint means that exact language; several mean a shortlist.
+pub fn language_choice(options: &TranscribeOptions) -> LanguageChoice {
+    match (&options.language, options.language_hints.as_slice()) {
+        (Some(code), _) => LanguageChoice::Exact(code.clone()),
+        (None, []) => LanguageChoice::Auto,
+        (None, [one]) => LanguageChoice::Exact(one.clone()),
+        (None, many) => LanguageChoice::Shortlist(many.to_vec()),
+    }
+}

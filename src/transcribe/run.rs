@@ -1,0 +1,500 @@
+//! [`Transcriber`]: plans a job (everything that needs no audio, on a blocking thread), then runs
+//! it: download wait, decoding, the queue, the engine (holding its slot to the end),
+//! post-processing and the history policy.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::job::round_ms;
+use super::queue::Queue;
+use super::resolve::{Engines, Resolved, check, language_choice};
+use super::{
+    Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
+};
+use crate::audio::decode::{DecodeError, decode_file};
+use crate::engine::models::Downloads;
+use crate::engine::models::ModelDir;
+use crate::engine::{Engine, EngineOutput, EngineRequest, Task};
+use crate::store::{NewHistoryEntry, Store, StoreError, preferences};
+use crate::wire::transcription::{ResponseFormat, TranscribeOptions};
+
+/// Samples per second of the audio the engines take.
+const SAMPLE_RATE: f64 = 16_000.0;
+
+/// What a [`Transcriber`] is built from.
+pub struct TranscriberParts {
+    pub engines: Vec<Arc<dyn Engine>>,
+    /// Preferences (selection, numbers, download base URL, history), dictionary and history.
+    pub store: Arc<Store>,
+    /// Where downloaded weights go.
+    pub models: ModelDir,
+    /// Engine calls at once (each uses every inference thread, so more only adds memory).
+    pub slots: usize,
+    /// Requests that may wait for a slot before new ones are refused.
+    pub max_waiting: usize,
+}
+
+/// The one transcription path.
+pub struct Transcriber {
+    engines: Engines,
+    store: Arc<Store>,
+    models: ModelDir,
+    downloads: Downloads,
+    queue: Queue,
+}
+
+/// A job that passed every check that needs no audio; [`Planned::run`] transcribes the audio.
+pub struct Planned {
+    transcriber: Arc<Transcriber>,
+    resolved: Resolved,
+    options: TranscribeOptions,
+    origin: Origin,
+    post: PostProcessing,
+    save_api_history: bool,
+}
+
+impl Transcriber {
+    pub fn new(parts: TranscriberParts) -> Transcriber {
+        Transcriber {
+            engines: Engines(parts.engines),
+            store: parts.store,
+            models: parts.models,
+            downloads: Downloads::default(),
+            queue: Queue::new(parts.slots, parts.max_waiting),
+        }
+    }
+
+    pub fn engines(&self) -> &[Arc<dyn Engine>] {
+        &self.engines.0
+    }
+
+    /// The selection stored in the preferences, if it names an engine of this build (reads the
+    /// store: call it off the async workers).
+    pub fn selected(&self) -> Result<Option<Resolved>, StoreError> {
+        self.engines.selected(&self.store)
+    }
+
+    /// Plans and runs `job`.
+    pub async fn run(self: &Arc<Self>, job: Job) -> Result<Transcript, TranscribeError> {
+        self.plan(job.options, job.await_download, job.origin)
+            .await?
+            .run(job.audio)
+            .await
+    }
+
+    /// Everything before the audio: options, engine and model, language codes, translation,
+    /// weights (a model without them passes when `await_download`), the dictionary.
+    pub async fn plan(
+        self: &Arc<Self>,
+        options: TranscribeOptions,
+        await_download: bool,
+        origin: Origin,
+    ) -> Result<Planned, TranscribeError> {
+        let transcriber = self.clone();
+        blocking("planning the transcription", move || {
+            transcriber.plan_now(options, await_download, origin)
+        })
+        .await
+    }
+
+    fn plan_now(
+        self: Arc<Self>,
+        mut options: TranscribeOptions,
+        await_download: bool,
+        origin: Origin,
+    ) -> Result<Planned, TranscribeError> {
+        options.validate()?;
+        let resolved = self.engines.resolve(
+            &self.store,
+            options.engine.as_deref(),
+            options.model.as_deref(),
+        )?;
+        check(
+            &resolved,
+            &mut options,
+            await_download,
+            origin.untranslatable(),
+        )?;
+        let post = match origin {
+            Origin::Corpus => PostProcessing::default(),
+            Origin::Dictation(_) => PostProcessing::from_store(&self.store, true)?,
+            Origin::Api | Origin::Recorder => PostProcessing::from_store(&self.store, false)?,
+        };
+        let save_api_history = matches!(origin, Origin::Api)
+            && self
+                .store
+                .pref_bool(&preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY)?;
+        Ok(Planned {
+            transcriber: self,
+            resolved,
+            options,
+            origin,
+            post,
+            save_api_history,
+        })
+    }
+
+    /// Fetches the weights of `resolved`'s model, sharing a download already running.
+    async fn download(&self, resolved: &Resolved) -> Result<(), TranscribeError> {
+        let spec = resolved.offer.spec;
+        let store = self.store.clone();
+        let base_url = blocking("reading the preferences", move || {
+            Ok(store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)?)
+        })
+        .await?;
+        self.downloads
+            .ensure(resolved.engine.clone(), spec, &self.models, &base_url)
+            .await
+            .map_err(|cause| TranscribeError::DownloadFailed {
+                model: spec.id,
+                cause,
+            })
+    }
+}
+
+impl Planned {
+    /// The engine and model the job runs on.
+    pub fn resolved(&self) -> &Resolved {
+        &self.resolved
+    }
+
+    /// Transcribes `audio`, first waiting for the model's download when the plan allowed that.
+    pub async fn run(mut self, audio: Audio) -> Result<Transcript, TranscribeError> {
+        if !self.resolved.offer.downloaded {
+            self.transcriber.download(&self.resolved).await?;
+            let planned = self
+                .transcriber
+                .plan(self.options, false, self.origin)
+                .await?;
+            self = planned;
+        }
+        let decode_started = Instant::now();
+        let samples = match audio {
+            Audio::File { path, hint } => {
+                blocking("audio decoding stopped", move || {
+                    decode_file(&path, hint.as_deref()).map_err(audio_error)
+                })
+                .await?
+                .samples
+            }
+            Audio::Samples(samples) => samples,
+        };
+        let decode = decode_started.elapsed();
+        let duration = samples.len() as f64 / SAMPLE_RATE;
+        let (output, queue, engine) = if samples.is_empty() {
+            (EngineOutput::default(), Duration::ZERO, Duration::ZERO)
+        } else {
+            let queued = Instant::now();
+            let slot = self.transcriber.queue.acquire().await?;
+            let queue = queued.elapsed();
+            let (output, engine) = self.call_engine(samples, slot).await?;
+            (output, queue, engine)
+        };
+        let reported = output.processing_time;
+        let post_started = Instant::now();
+        let mut transcript = self.finish(output, duration);
+        transcript.stages = StageTimes {
+            decode,
+            queue,
+            engine,
+            post: post_started.elapsed(),
+        };
+        transcript.processing_time =
+            round_ms(reported.unwrap_or(transcript.stages.busy().as_secs_f64()));
+        self.save(transcript).await
+    }
+
+    /// Runs the engine on a blocking thread that keeps `slot` until the engine returns, even
+    /// when the request is gone.
+    async fn call_engine(
+        &self,
+        samples: Vec<f32>,
+        slot: super::queue::Slot,
+    ) -> Result<(EngineOutput, Duration), TranscribeError> {
+        let engine = self.resolved.engine.clone();
+        let model = self.resolved.offer.spec.id;
+        let language = language_choice(&self.options);
+        let task = self.options.task.unwrap_or(Task::Transcribe);
+        let initial_prompt = self.post.initial_prompt(self.options.prompt.as_deref());
+        let (output, took) = blocking("the engine stopped", move || {
+            let _slot = slot;
+            let started = Instant::now();
+            let output = engine.transcribe(
+                model,
+                &EngineRequest {
+                    samples: &samples,
+                    language,
+                    task,
+                    initial_prompt,
+                },
+            );
+            Ok((output, started.elapsed()))
+        })
+        .await?;
+        let output =
+            output.map_err(|e| TranscribeError::from_engine(e, self.resolved.engine.id()))?;
+        Ok((output, took))
+    }
+
+    /// Post-processes the engine's output into a transcript (the caller fills in the stage
+    /// times and the processing time).
+    fn finish(&self, output: EngineOutput, duration: f64) -> Transcript {
+        let task = self.options.task.unwrap_or(Task::Transcribe);
+        let english =
+            output.language.as_deref().is_none_or(|l| l == "en") || task == Task::Translate;
+        let finish = |text: &str| self.post.apply(text, english, &self.options);
+        let segments = (self.options.response_format == ResponseFormat::VerboseJson).then(|| {
+            output
+                .segments
+                .iter()
+                .map(|s| TimedText {
+                    start: round_ms(s.start),
+                    end: round_ms(s.end),
+                    text: finish(&s.text),
+                })
+                .collect()
+        });
+        Transcript {
+            text: finish(&output.text),
+            raw_text: output.text,
+            language: output.language,
+            duration: round_ms(duration),
+            processing_time: 0.0,
+            engine: self.resolved.engine.id().into(),
+            model: self.resolved.offer.spec.id,
+            segments,
+            stages: StageTimes::default(),
+        }
+    }
+
+    /// The history policy of the job's origin.
+    async fn save(self, mut transcript: Transcript) -> Result<Transcript, TranscribeError> {
+        let mut entry = NewHistoryEntry {
+            text: transcript.text.clone(),
+            raw_text: transcript.raw_text.clone(),
+            duration: transcript.duration,
+            language: transcript.language.clone(),
+            engine: transcript.engine.clone(),
+            model: Some(transcript.model.into()),
+            ..NewHistoryEntry::default()
+        };
+        match &self.origin {
+            Origin::Api if self.save_api_history => {}
+            Origin::Dictation(dictated) => {
+                entry.id = Some(dictated.id);
+                entry.text = entry.text.trim().to_string();
+                entry.timestamp = Some(dictated.started_at);
+                entry.app_name = dictated.app_name.clone();
+                entry.app_bundle_id = dictated.app_bundle_id.clone();
+                entry.app_url = dictated.app_url.clone();
+            }
+            _ => return Ok(transcript),
+        }
+        let store = self.transcriber.store.clone();
+        let saved = blocking("saving the transcript stopped", move || {
+            Ok(store.insert_history(&entry)?)
+        })
+        .await?;
+        transcript.text = saved.text;
+        Ok(transcript)
+    }
+}
+
+/// Runs `work` on a blocking thread; `what` names it if the thread dies.
+async fn blocking<T: Send + 'static>(
+    what: &'static str,
+    work: impl FnOnce() -> Result<T, TranscribeError> + Send + 'static,
+) -> Result<T, TranscribeError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| TranscribeError::internal(what, e))?
+}
+
+fn audio_error(err: DecodeError) -> TranscribeError {
+    match err {
+        DecodeError::Io(e) => TranscribeError::internal("could not read the spooled audio", e),
+        other => TranscribeError::Audio(other),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Engines for the transcription path's tests.
+
+    use std::sync::{Arc, Mutex, mpsc};
+
+    use crate::engine::models::whisper_model;
+    use crate::engine::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer};
+
+    /// An engine offering fixed models; each transcription waits for one message on the gate.
+    pub struct Gate {
+        pub id: &'static str,
+        pub models: Vec<&'static str>,
+        pub release: Mutex<mpsc::Receiver<()>>,
+    }
+
+    impl Engine for Gate {
+        fn id(&self) -> &'static str {
+            self.id
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            self.models
+                .iter()
+                .map(|id| ModelOffer {
+                    spec: whisper_model(id).unwrap(),
+                    downloaded: true,
+                    loaded: false,
+                })
+                .collect()
+        }
+        fn transcribe(&self, _: &str, _: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            let _ = self.release.lock().unwrap().recv();
+            Ok(EngineOutput::default())
+        }
+    }
+
+    /// A gated engine and the sender that lets its transcriptions finish.
+    pub fn gate(
+        id: &'static str,
+        models: Vec<&'static str>,
+    ) -> (Arc<dyn Engine>, mpsc::Sender<()>) {
+        let (tx, rx) = mpsc::channel();
+        let engine = Gate {
+            id,
+            models,
+            release: Mutex::new(rx),
+        };
+        (Arc::new(engine), tx)
+    }
+
+    /// A transcriber over `engines` with a fresh store, one slot and a queue of `queue`.
+    pub fn transcriber(
+        engines: Vec<Arc<dyn Engine>>,
+        queue: usize,
+    ) -> (tempfile::TempDir, Arc<super::Transcriber>) {
+        let (dir, store) = crate::store::temp_store();
+        let store = Arc::new(store);
+        let transcriber = super::Transcriber::new(super::TranscriberParts {
+            engines,
+            store,
+            models: crate::engine::models::ModelDir::new(dir.path().join("models")),
+            slots: 1,
+            max_waiting: queue,
+        });
+        (dir, Arc::new(transcriber))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{gate, transcriber};
+    use super::*;
+
+    fn options(model: &str) -> TranscribeOptions {
+        TranscribeOptions {
+            model: Some(model.into()),
+            ..TranscribeOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_model_offered_by_two_engines_is_ambiguous_without_an_engine() {
+        let (a, _) = gate("whisper", vec!["tiny", "base"]);
+        let (b, _) = gate("other", vec!["base"]);
+        let (_dir, t) = transcriber(vec![a, b], 1);
+        let resolve = |e, m| t.engines.resolve(&t.store, e, m);
+        let err = resolve(None, Some("base")).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            "Ambiguous model id 'base' -- matches engines: whisper, other. Specify 'engine' too."
+        );
+        let picked = resolve(Some("other"), Some("base")).ok().unwrap();
+        assert_eq!(picked.engine.id(), "other");
+        let only = resolve(None, Some("tiny")).ok().unwrap();
+        assert_eq!(only.engine.id(), "whisper");
+        // Engine alone: its first downloaded model when it is not the selected engine.
+        let first = resolve(Some("other"), None).ok().unwrap();
+        assert_eq!(first.offer.spec.id, "base");
+    }
+
+    fn job(model: &str) -> Job {
+        Job {
+            audio: Audio::Samples(vec![0.1; 1600]),
+            options: options(model),
+            await_download: false,
+            origin: Origin::Api,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn past_the_queue_requests_get_busy_and_a_slot_outlives_its_request() {
+        let (engine, release) = gate("whisper", vec!["tiny"]);
+        let (_dir, t) = transcriber(vec![engine], 1);
+        // One runs and its client leaves: the engine still holds the only slot...
+        let first = tokio::spawn({
+            let t = t.clone();
+            async move { t.run(job("tiny")).await }
+        });
+        while t.queue.free_slots() > 0 {
+            tokio::task::yield_now().await;
+        }
+        first.abort();
+        let _ = first.await;
+        assert_eq!(t.queue.free_slots(), 0);
+        // ...so one waits in the queue of one, and the next is refused at once.
+        let second = tokio::spawn({
+            let t = t.clone();
+            async move { t.run(job("tiny")).await }
+        });
+        while t.queue.waiting() == 0 {
+            tokio::task::yield_now().await;
+        }
+        let third = t.run(job("tiny")).await;
+        assert!(matches!(
+            third,
+            Err(TranscribeError::Busy {
+                retry_after_secs: 5
+            })
+        ));
+        release.send(()).unwrap();
+        release.send(()).unwrap();
+        assert!(second.await.unwrap().is_ok());
+    }
+
+    #[tokio::test]
+    async fn unknown_language_codes_are_refused_before_any_audio() {
+        let (engine, _release) = gate("whisper", vec!["tiny", "tiny.en"]);
+        let (_dir, t) = transcriber(vec![engine], 1);
+        for model in ["tiny", "tiny.en"] {
+            let mut bad = options(model);
+            bad.language_hints = vec!["de".into(), "xx".into()];
+            let err = t.plan(bad, false, Origin::Api).await.err().unwrap();
+            assert_eq!(err.to_string(), "Unknown language code 'xx'");
+            let mut good = options(model);
+            good.language = Some("DE".into());
+            assert!(t.plan(good, false, Origin::Api).await.is_ok());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dictation_transcribes_when_its_model_cannot_translate() {
+        let (engine, _release) = gate("whisper", vec!["tiny.en"]);
+        let (_dir, t) = transcriber(vec![engine], 1);
+        let mut translate = options("tiny.en");
+        translate.task = Some(Task::Translate);
+        let err = t.plan(translate.clone(), false, Origin::Api).await.err();
+        assert!(matches!(
+            err,
+            Some(TranscribeError::CannotTranslate("tiny.en"))
+        ));
+        let dictated = Origin::Dictation(super::super::Dictated {
+            id: uuid::Uuid::new_v4(),
+            started_at: chrono::Utc::now(),
+            app_name: None,
+            app_bundle_id: None,
+            app_url: None,
+        });
+        let planned = t.plan(translate, false, dictated).await.ok().unwrap();
+        assert_eq!(planned.options.task, None);
+    }
+}

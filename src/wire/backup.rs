@@ -1,0 +1,25 @@
+//! `POST /v1/settings/import`: the summary of what an import did.
+
+use serde::{Deserialize, Serialize};
+
+/// `POST /v1/settings/import`: what the import did, category by category.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportSummary {
+    pub workflows_imported: u64,
+    pub dictionary_imported: u64,
+    pub dictionary_skipped: u64,
+    pub snippets_imported: u64,
+    pub snippets_skipped: u64,
+    pub prompt_actions_imported: u64,
+    pub profiles_imported: u64,
+    pub hotkeys_applied: u64,
+    pub hotkeys_skipped: u64,
+    pub plugins_installed: u64,
+    pub plugins_skipped: u64,
+    pub plugins_registry_fetch_failed: bool,
+    pub history_imported: u64,
+    pub history_skipped_by_retention: u64,
+    pub update_channel_applied: bool,
+    pub preferences_applied: u64,
+}
