@@ -2,13 +2,15 @@
 //! engine and writes what it heard to `corpus/recordings/<model>.json`, which sim mode replays.
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::Arc;
 
 use verbatim_sim::{Corpus, RecordedClip, Recording};
 
 use super::super::{CliError, Globals};
+use crate::engine::Engine;
 use crate::engine::models::catalog::whisper_model;
-use crate::engine::{Engine, EngineRequest, LanguageChoice, Task};
+use crate::transcribe::{Audio, Job, Origin, Transcriber, TranscriberParts, Transcript};
+use crate::wire::transcription::{ResponseFormat, TranscribeOptions};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum CorpusCommand {
@@ -39,23 +41,45 @@ pub fn run(globals: &Globals, command: CorpusCommand) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The real engine's output for every clip of `corpus` with `model`.
+/// The real engine's output for every clip of `corpus` with `model`, through the same
+/// transcription path as the server's (with an empty dictionary and no post-processing).
 pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recording, CliError> {
     let engine = whisper_engine(globals)?;
     let spec =
         whisper_model(model).ok_or_else(|| CliError::Local(format!("Unknown model '{model}'")))?;
     let mut recording = Recording::new(engine.id(), spec.id);
-    let transcribe = |clip: &verbatim_sim::Clip| {
-        engine
-            .transcribe(
-                spec.id,
-                &EngineRequest {
-                    samples: &clip.samples,
-                    language: LanguageChoice::Auto,
-                    task: Task::Transcribe,
-                    initial_prompt: None,
-                },
-            )
+    // A settings store of its own: nothing of the user's dictionary touches the recording.
+    let settings = tempfile::tempdir().map_err(CliError::local)?;
+    let store = crate::store::Store::open(&settings.path().join("corpus.sqlite3"))
+        .map_err(CliError::local)?;
+    let transcriber = Arc::new(Transcriber::new(TranscriberParts {
+        engines: vec![engine.clone()],
+        store: Arc::new(store),
+        models: crate::app::model_dir(&data_dir(globals)?),
+        slots: 1,
+        max_waiting: 0,
+    }));
+    let options = TranscribeOptions {
+        engine: Some(engine.id().into()),
+        model: Some(spec.id.into()),
+        response_format: ResponseFormat::VerboseJson,
+        normalize_numbers: Some(false),
+        apply_corrections: Some(false),
+        ..TranscribeOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::local)?;
+    let transcribe = |clip: &verbatim_sim::Clip| -> Result<Transcript, CliError> {
+        let job = Job {
+            audio: Audio::Samples(clip.samples.to_vec()),
+            options: options.clone(),
+            await_download: false,
+            origin: Origin::Corpus,
+        };
+        runtime
+            .block_on(transcriber.run(job))
             .map_err(|e| CliError::Local(format!("clip {}: {e}", clip.entry.id)))
     };
     // Load the model before timing anything: processing times are what sim mode replays as
@@ -64,35 +88,45 @@ pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recordi
         transcribe(first)?;
     }
     for clip in corpus.clips() {
-        let started = Instant::now();
-        let output = transcribe(clip)?;
-        let processing_time = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-        eprintln!("{}: {}", clip.entry.id, output.text);
+        let transcript = transcribe(clip)?;
+        let processing_time = (transcript.stages.engine.as_secs_f64() * 1000.0).round() / 1000.0;
+        eprintln!("{}: {}", clip.entry.id, transcript.raw_text);
+        let segments = transcript.segments.unwrap_or_default();
         recording.clips.insert(
             clip.entry.id.clone(),
             RecordedClip {
                 duration: clip.samples.len() as f64 / verbatim_sim::SAMPLE_RATE as f64,
-                language: output.language,
+                language: transcript.language,
                 processing_time,
-                segments: output.segments.into_iter().map(Into::into).collect(),
-                text: output.text,
+                segments: segments
+                    .into_iter()
+                    .map(|s| verbatim_sim::Segment {
+                        start: s.start,
+                        end: s.end,
+                        text: s.text,
+                    })
+                    .collect(),
+                text: transcript.raw_text,
             },
         );
     }
     Ok(recording)
 }
 
+fn data_dir(globals: &Globals) -> Result<crate::discovery::DataDir, CliError> {
+    crate::discovery::DataDir::resolve(globals.dev).map_err(CliError::local)
+}
+
 #[cfg(feature = "whisper")]
-fn whisper_engine(globals: &Globals) -> Result<Box<dyn Engine>, CliError> {
-    let dir = crate::discovery::DataDir::resolve(globals.dev).map_err(CliError::local)?;
-    Ok(Box::new(crate::engine::whisper::WhisperEngine::new(
-        crate::app::model_dir(&dir),
+fn whisper_engine(globals: &Globals) -> Result<Arc<dyn Engine>, CliError> {
+    Ok(Arc::new(crate::engine::whisper::WhisperEngine::new(
+        crate::app::model_dir(&data_dir(globals)?),
         0,
     )))
 }
 
 #[cfg(not(feature = "whisper"))]
-fn whisper_engine(_: &Globals) -> Result<Box<dyn Engine>, CliError> {
+fn whisper_engine(_: &Globals) -> Result<Arc<dyn Engine>, CliError> {
     Err(CliError::local(crate::engine::EngineError::NotInBuild(
         "whisper",
     )))

@@ -31,79 +31,58 @@ impl ModelSpec {
 
 const MULTI: u32 = 99;
 
-macro_rules! model {
-    ($id:literal, $name:literal, $size:literal, $langs:expr) => {
-        ModelSpec {
-            id: $id,
-            name: $name,
-            size_description: $size,
-            language_count: $langs,
-        }
+/// A model's display name: `Whisper Tiny`, or `Whisper Tiny (English)` with the tag `English`;
+/// with a quantization, `Whisper Tiny (q5_1)` or `Whisper Tiny (English, q5_1)`.
+macro_rules! display_name {
+    ($name:literal, "") => {
+        $name
+    };
+    ($name:literal, $tag:literal) => {
+        concat!($name, " (", $tag, ")")
+    };
+    ($name:literal, "", $quant:ident) => {
+        concat!($name, " (", stringify!($quant), ")")
+    };
+    ($name:literal, $tag:literal, $quant:ident) => {
+        concat!($name, " (", $tag, ", ", stringify!($quant), ")")
+    };
+}
+
+/// The catalog as families: a model, then its quantized variants (`q5_1 "31 MB"`: id
+/// `<model>-q5_1`, the same name with the quantization, that size).
+macro_rules! catalog {
+    ($($id:literal $name:literal $tag:tt $size:literal $langs:expr
+        => [$($quant:ident $quant_size:literal),*])*) => {
+        &[$(
+            ModelSpec {
+                id: $id,
+                name: display_name!($name, $tag),
+                size_description: $size,
+                language_count: $langs,
+            },
+            $(ModelSpec {
+                id: concat!($id, "-", stringify!($quant)),
+                name: display_name!($name, $tag, $quant),
+                size_description: $quant_size,
+                language_count: $langs,
+            },)*
+        )*]
     };
 }
 
 /// Every model of the whisper engine, smallest first.
-pub const WHISPER_MODELS: &[ModelSpec] = &[
-    model!("tiny", "Whisper Tiny", "75 MB", MULTI),
-    model!("tiny-q5_1", "Whisper Tiny (q5_1)", "31 MB", MULTI),
-    model!("tiny-q8_0", "Whisper Tiny (q8_0)", "42 MB", MULTI),
-    model!("tiny.en", "Whisper Tiny (English)", "75 MB", 1),
-    model!("tiny.en-q5_1", "Whisper Tiny (English, q5_1)", "31 MB", 1),
-    model!("tiny.en-q8_0", "Whisper Tiny (English, q8_0)", "42 MB", 1),
-    model!("base", "Whisper Base", "142 MB", MULTI),
-    model!("base-q5_1", "Whisper Base (q5_1)", "57 MB", MULTI),
-    model!("base-q8_0", "Whisper Base (q8_0)", "78 MB", MULTI),
-    model!("base.en", "Whisper Base (English)", "142 MB", 1),
-    model!("base.en-q5_1", "Whisper Base (English, q5_1)", "57 MB", 1),
-    model!("base.en-q8_0", "Whisper Base (English, q8_0)", "78 MB", 1),
-    model!("small", "Whisper Small", "466 MB", MULTI),
-    model!("small-q5_1", "Whisper Small (q5_1)", "181 MB", MULTI),
-    model!("small-q8_0", "Whisper Small (q8_0)", "252 MB", MULTI),
-    model!("small.en", "Whisper Small (English)", "466 MB", 1),
-    model!(
-        "small.en-q5_1",
-        "Whisper Small (English, q5_1)",
-        "181 MB",
-        1
-    ),
-    model!(
-        "small.en-q8_0",
-        "Whisper Small (English, q8_0)",
-        "252 MB",
-        1
-    ),
-    model!("medium", "Whisper Medium", "1.5 GB", MULTI),
-    model!("medium-q5_0", "Whisper Medium (q5_0)", "514 MB", MULTI),
-    model!("medium-q8_0", "Whisper Medium (q8_0)", "785 MB", MULTI),
-    model!("medium.en", "Whisper Medium (English)", "1.5 GB", 1),
-    model!(
-        "medium.en-q5_0",
-        "Whisper Medium (English, q5_0)",
-        "514 MB",
-        1
-    ),
-    model!(
-        "medium.en-q8_0",
-        "Whisper Medium (English, q8_0)",
-        "785 MB",
-        1
-    ),
-    model!("large-v3", "Whisper Large v3", "2.9 GB", 100),
-    model!("large-v3-q5_0", "Whisper Large v3 (q5_0)", "1.1 GB", 100),
-    model!("large-v3-turbo", "Whisper Large v3 Turbo", "1.5 GB", 100),
-    model!(
-        "large-v3-turbo-q5_0",
-        "Whisper Large v3 Turbo (q5_0)",
-        "547 MB",
-        100
-    ),
-    model!(
-        "large-v3-turbo-q8_0",
-        "Whisper Large v3 Turbo (q8_0)",
-        "834 MB",
-        100
-    ),
-];
+pub const WHISPER_MODELS: &[ModelSpec] = catalog! {
+    "tiny" "Whisper Tiny" "" "75 MB" MULTI => [q5_1 "31 MB", q8_0 "42 MB"]
+    "tiny.en" "Whisper Tiny" "English" "75 MB" 1 => [q5_1 "31 MB", q8_0 "42 MB"]
+    "base" "Whisper Base" "" "142 MB" MULTI => [q5_1 "57 MB", q8_0 "78 MB"]
+    "base.en" "Whisper Base" "English" "142 MB" 1 => [q5_1 "57 MB", q8_0 "78 MB"]
+    "small" "Whisper Small" "" "466 MB" MULTI => [q5_1 "181 MB", q8_0 "252 MB"]
+    "small.en" "Whisper Small" "English" "466 MB" 1 => [q5_1 "181 MB", q8_0 "252 MB"]
+    "medium" "Whisper Medium" "" "1.5 GB" MULTI => [q5_0 "514 MB", q8_0 "785 MB"]
+    "medium.en" "Whisper Medium" "English" "1.5 GB" 1 => [q5_0 "514 MB", q8_0 "785 MB"]
+    "large-v3" "Whisper Large v3" "" "2.9 GB" 100 => [q5_0 "1.1 GB"]
+    "large-v3-turbo" "Whisper Large v3 Turbo" "" "1.5 GB" 100 => [q5_0 "547 MB", q8_0 "834 MB"]
+};
 
 /// Looks a whisper model up by id.
 pub fn whisper_model(id: &str) -> Option<&'static ModelSpec> {
@@ -113,6 +92,26 @@ pub fn whisper_model(id: &str) -> Option<&'static ModelSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_families_expand_to_the_published_ids_names_and_sizes() {
+        let shown = |id| {
+            let m = whisper_model(id).unwrap();
+            (m.name, m.size_description, m.language_count)
+        };
+        assert_eq!(WHISPER_MODELS.len(), 29);
+        assert_eq!(shown("tiny"), ("Whisper Tiny", "75 MB", 99));
+        assert_eq!(shown("tiny-q5_1"), ("Whisper Tiny (q5_1)", "31 MB", 99));
+        assert_eq!(shown("base.en"), ("Whisper Base (English)", "142 MB", 1));
+        assert_eq!(
+            shown("medium.en-q8_0"),
+            ("Whisper Medium (English, q8_0)", "785 MB", 1)
+        );
+        assert_eq!(
+            shown("large-v3-turbo-q5_0"),
+            ("Whisper Large v3 Turbo (q5_0)", "547 MB", 100)
+        );
+    }
 
     #[test]
     fn ids_are_unique_and_english_models_are_monolingual() {
