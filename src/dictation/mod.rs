@@ -1,9 +1,11 @@
 //! System-wide dictation: a pure state machine ([`machine`]) driven by a service ([`service`])
 //! that owns the microphone, the engine and the insertion backend ([`insert`]), and records which
-//! application it dictated into ([`context`]) in the desktop session ([`desktop`]).
+//! application it dictated into ([`context`]) in the desktop session ([`desktop`]), choosing the
+//! workflow whose rules match it ([`workflow_match`]).
 
 pub mod context;
 pub mod desktop;
 pub mod insert;
 pub mod machine;
 pub mod service;
+pub mod workflow_match;

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::context::{AppContext, matching_workflow};
+use super::context::AppContext;
 use super::machine::{DictationError, Effect, Event, State, apply};
+use super::workflow_match::matching_workflow;
 use crate::api::ApiError;
 use crate::app::App;
 use crate::audio::capture::Feed;
