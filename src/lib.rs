@@ -11,6 +11,7 @@ pub mod discovery; // data folder, discovery file, server lock and API token
 pub mod engine; // Engine trait, model catalog, models folder, whisper engine
 pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
+pub mod session; // the session driver dictation and the Recorder share: machine, lock, capture thread
 pub mod store; // SQLite: migrations, durable writes, preferences, history, dictionary, workflows
 pub mod transcribe; // the transcription path and its text post-processing
 pub mod wire; // JSON shapes shared by the server and the client

@@ -74,6 +74,15 @@ fn seconds(duration: Duration) -> String {
     }
 }
 
+/// Which backend dictation inserts with.
+#[derive(Clone)]
+pub enum InserterChoice {
+    /// The one the `dictationInsertion` preference names at each insertion (the desktop).
+    Preference,
+    /// Always this one (sim mode's record).
+    Fixed(Arc<dyn Inserter>),
+}
+
 /// The backend the `dictationInsertion` preference names (`none`, `clipboard` or `type`), in this
 /// process's desktop session. An unknown value, which the preference store does not accept, gets
 /// the preference's default, the clipboard.
