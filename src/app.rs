@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::audio::capture::Devices;
 use crate::dictation::context::{AppContext, AppContextSource, StaticContext};
-use crate::dictation::insert::{Inserter, SimInserter};
+use crate::dictation::insert::{InserterChoice, SimInserter};
 use crate::dictation::service::Dictation;
 use crate::discovery::{self, DataDir};
 use crate::engine::Engine;
@@ -79,7 +79,7 @@ struct Parts {
     devices: Devices,
     app_context: Arc<dyn AppContextSource>,
     /// Sim mode records insertions; the real backend follows the preference at each use.
-    inserter: Option<Arc<dyn Inserter>>,
+    inserter: InserterChoice,
 }
 
 fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
@@ -91,7 +91,7 @@ fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
                     .filter(|name| !name.trim().is_empty()),
             ),
             app_context: Arc::from(crate::dictation::context::detect()),
-            inserter: None,
+            inserter: InserterChoice::Preference,
         }),
         Backends::Simulated => simulated_parts(config, store),
     }
@@ -138,7 +138,7 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
         engines: vec![Arc::new(engine)],
         devices,
         app_context,
-        inserter: Some(inserter),
+        inserter: InserterChoice::Fixed(inserter),
     })
 }
 
@@ -166,13 +166,8 @@ pub struct App {
     pub transcriber: Arc<Transcriber>,
     /// Where model weights live.
     pub models: ModelDir,
-    /// Microphone and system audio.
-    pub devices: Devices,
-    pub recorder: Recorder,
-    pub dictation: Dictation,
-    /// The focused application, for dictation's history entries and workflow choice.
-    pub app_context: Arc<dyn AppContextSource>,
-    inserter: Option<Arc<dyn Inserter>>,
+    pub recorder: Arc<Recorder>,
+    pub dictation: Arc<Dictation>,
     require_token_flag: bool,
 }
 
@@ -192,38 +187,36 @@ impl App {
         }
         let parts = parts_for(&config, &store)?;
         let store = Arc::new(store);
-        let transcriber = Transcriber::new(TranscriberParts {
+        let transcriber = Arc::new(Transcriber::new(TranscriberParts {
             engines: parts.engines,
             store: store.clone(),
             models: config.models.clone(),
             slots: TRANSCRIPTION_SLOTS,
             max_waiting: DEFAULT_QUEUE,
-        });
+        }));
+        let dictation = Dictation::new(
+            store.clone(),
+            parts.devices.microphone.clone(),
+            parts.app_context,
+            parts.inserter,
+            transcriber.clone(),
+        );
+        let recorder = Recorder::new(
+            store.clone(),
+            parts.devices,
+            config.data_dir.root().to_path_buf(),
+            transcriber.clone(),
+        );
         Ok(Arc::new(App {
-            transcriber: Arc::new(transcriber),
+            transcriber,
             models: config.models,
-            devices: parts.devices,
-            recorder: Recorder::default(),
-            dictation: Dictation::default(),
-            app_context: parts.app_context,
-            inserter: parts.inserter,
+            recorder: Arc::new(recorder),
+            dictation: Arc::new(dictation),
             data_dir: config.data_dir,
             store,
             backends: config.backends,
             require_token_flag: config.require_token,
         }))
-    }
-
-    /// Where dictated text goes: sim mode's record, else the backend the preference names.
-    pub fn inserter(&self) -> Arc<dyn Inserter> {
-        if let Some(inserter) = &self.inserter {
-            return inserter.clone();
-        }
-        let choice = self
-            .store
-            .pref_text(&preferences::DICTATION_INSERTION)
-            .unwrap_or_default();
-        crate::dictation::insert::for_preference(&choice)
     }
 
     /// Whether requests must carry the token. Read on every request, so

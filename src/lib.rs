@@ -12,6 +12,7 @@ pub mod engine; // Engine port and adapters, model catalog, models folder, CTran
 pub mod files; // owner-only folders and atomic private writes
 pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
+pub mod session; // the session driver dictation and the Recorder share: machine, lock, capture thread
 pub mod store; // SQLite: migrations, durable writes, preferences, history, dictionary, workflows
 pub mod transcribe; // the transcription path and its text post-processing
 pub mod wire; // JSON shapes shared by the server and the client

@@ -16,7 +16,8 @@ use uuid::Uuid;
 use super::query::Query;
 use super::{ApiError, blocking};
 use crate::app::App;
-use crate::dictation::service::requested_workflow;
+use crate::dictation::machine::Refused;
+use crate::dictation::service::{DictationError, requested_workflow};
 use crate::wire;
 
 pub fn routes() -> Router<Arc<App>> {
@@ -25,6 +26,24 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/dictation/stop", post(stop))
         .route("/v1/dictation/status", get(status))
         .route("/v1/dictation/transcription", get(transcription))
+}
+
+impl From<DictationError> for ApiError {
+    fn from(err: DictationError) -> Self {
+        match err {
+            DictationError::WorkflowNotFound => ApiError::NotFound(err.to_string()),
+            DictationError::WorkflowDisabled => ApiError::Conflict(err.to_string()),
+            DictationError::Refused(refused @ (Refused::NotIdle | Refused::NotRecording)) => {
+                ApiError::Conflict(refused.to_string())
+            }
+            DictationError::Refused(refused @ Refused::Unexpected { .. }) => {
+                ApiError::internal("dictation state", refused)
+            }
+            DictationError::Capture(err) => err.into(),
+            DictationError::Store(err) => err.into(),
+            DictationError::Internal(err) => err.into(),
+        }
+    }
 }
 
 fn invalid_workflow_id() -> ApiError {
@@ -66,10 +85,10 @@ struct Started {
 
 async fn start(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Started>, ApiError> {
     let workflow = match workflow_id(&body)? {
-        Some(id) => Some(blocking(&app, move |app| requested_workflow(app, id)).await?),
+        Some(id) => Some(blocking(&app, move |app| Ok(requested_workflow(&app.store, id)?)).await?),
         None => None,
     };
-    let started = app.dictation.start(&app, workflow).await?;
+    let started = app.dictation.start(workflow).await?;
     let (workflow_id, workflow_name) = started.workflow.unzip();
     Ok(Json(Started {
         id: started.id,
@@ -87,7 +106,7 @@ struct Stopped {
 }
 
 async fn stop(State(app): State<Arc<App>>) -> Result<Json<Stopped>, ApiError> {
-    let id = app.dictation.stop(&app).await?;
+    let id = app.dictation.stop().await?;
     Ok(Json(Stopped {
         id,
         status: "stopped",

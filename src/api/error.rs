@@ -153,3 +153,16 @@ impl From<crate::store::StoreError> for ApiError {
         ApiError::internal("database error", err)
     }
 }
+
+/// A device that cannot be opened is a conflict with the machine's state, not a server fault.
+impl From<crate::audio::capture::CaptureError> for ApiError {
+    fn from(err: crate::audio::capture::CaptureError) -> Self {
+        ApiError::Conflict(err.to_string())
+    }
+}
+
+impl From<crate::session::Internal> for ApiError {
+    fn from(err: crate::session::Internal) -> Self {
+        ApiError::internal(err.cause, err.detail)
+    }
+}

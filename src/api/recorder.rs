@@ -14,6 +14,8 @@ use uuid::Uuid;
 use super::query::Query;
 use super::{ApiError, blocking};
 use crate::app::App;
+use crate::recorder::machine::Refused;
+use crate::recorder::service::RecorderError;
 use crate::wire;
 
 pub fn routes() -> Router<Arc<App>> {
@@ -22,6 +24,25 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/recorder/stop", post(stop))
         .route("/v1/recorder/status", get(status))
         .route("/v1/recorder/session", get(session))
+}
+
+impl From<RecorderError> for ApiError {
+    fn from(err: RecorderError) -> Self {
+        match err {
+            RecorderError::Refused(refused @ Refused::NoSource) => {
+                ApiError::BadRequest(refused.to_string())
+            }
+            RecorderError::Refused(
+                refused @ (Refused::AlreadyRecording | Refused::Finalizing | Refused::NotRecording),
+            ) => ApiError::Conflict(refused.to_string()),
+            RecorderError::Refused(refused @ Refused::Unexpected { .. }) => {
+                ApiError::internal("recorder state", refused)
+            }
+            RecorderError::Capture(err) => err.into(),
+            RecorderError::Store(err) => err.into(),
+            RecorderError::Internal(err) => err.into(),
+        }
+    }
 }
 
 /// A source flag: only `true`, `false`, `1` or `0` (any case); absent inherits the preference.
@@ -49,7 +70,7 @@ async fn start(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<SessionStat
     let query = Query::of(&uri);
     let mic = source_flag(&query, "mic")?;
     let system_audio = source_flag(&query, "system_audio")?;
-    let id = app.recorder.start(&app, mic, system_audio).await?;
+    let id = app.recorder.start(mic, system_audio).await?;
     Ok(Json(SessionState {
         id,
         status: "recording",
@@ -57,7 +78,7 @@ async fn start(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<SessionStat
 }
 
 async fn stop(State(app): State<Arc<App>>) -> Result<Json<SessionState>, ApiError> {
-    let id = app.recorder.stop(&app).await?;
+    let id = app.recorder.stop().await?;
     Ok(Json(SessionState {
         id,
         status: "finalizing",

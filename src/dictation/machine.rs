@@ -1,5 +1,5 @@
 //! Dictation's state machine as a pure function: `apply(state, event, now)` returns the next
-//! state and the effects the service carries out, or the error the API answers with.
+//! state and the effects the service carries out, or why it refuses the event.
 //!
 //! idle --start--> recording --stop / max length--> processing --text--> inserting --> idle
 //! Empty text (silence) completes without inserting; a failure at any step ends the session
@@ -70,8 +70,9 @@ pub enum Effect {
     },
 }
 
+/// Why the machine refuses an event; the message is what a client is told.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DictationError {
+pub enum Refused {
     #[error("Dictation is not idle")]
     NotIdle,
     #[error("Not recording")]
@@ -131,12 +132,8 @@ fn failed(id: Uuid, error: String) -> (State, Vec<Effect>) {
 }
 
 /// The next state and effects for `event` in `state` at time `now` (seconds).
-pub fn apply(
-    state: &State,
-    event: Event,
-    now: f64,
-) -> Result<(State, Vec<Effect>), DictationError> {
-    let unexpected = |event: &Event| DictationError::Unexpected {
+pub fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect>), Refused> {
+    let unexpected = |event: &Event| Refused::Unexpected {
         event: event.name(),
         state: state.name(),
     };
@@ -148,12 +145,12 @@ pub fn apply(
             },
             vec![Effect::StartCapture { id }],
         )),
-        (_, Event::Start { .. }) => Err(DictationError::NotIdle),
+        (_, Event::Start { .. }) => Err(Refused::NotIdle),
         (State::Recording { id, .. }, Event::Stop | Event::MaxLengthReached) => Ok((
             State::Processing { id: *id },
             vec![Effect::Transcribe { id: *id }],
         )),
-        (_, Event::Stop) => Err(DictationError::NotRecording),
+        (_, Event::Stop) => Err(Refused::NotRecording),
         (State::Recording { id, .. }, Event::CaptureFailed { reason }) => Ok(failed(*id, reason)),
         (State::Processing { id }, Event::Transcribed(Ok(text))) if text.trim().is_empty() => Ok((
             State::Idle,
@@ -320,7 +317,7 @@ mod tests {
         assert!(apply(&s, Event::Start { id: Uuid::new_v4() }, 2.0).is_ok());
         assert_eq!(
             apply(&State::Idle, Event::Stop, 0.0),
-            Err(DictationError::NotRecording)
+            Err(Refused::NotRecording)
         );
     }
 }

@@ -1,9 +1,12 @@
 //! System-wide dictation: a pure state machine ([`machine`]) driven by a service ([`service`])
-//! that owns the microphone, the engine and the insertion backend ([`insert`]), and records which
-//! application it dictated into ([`context`]) in the desktop session ([`desktop`]).
+//! that owns the microphone, transcribes ([`transcript`]) and inserts the text ([`insert`]), and
+//! records which application it dictated into ([`context`]) in the desktop session ([`desktop`]),
+//! choosing the workflow whose rules match it ([`workflow_match`]).
 
 pub mod context;
 pub mod desktop;
 pub mod insert;
 pub mod machine;
 pub mod service;
+mod transcript;
+pub mod workflow_match;

@@ -10,20 +10,40 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::context::{AppContext, matching_workflow};
-use super::machine::{DictationError, Effect, Event, State, apply};
-use crate::api::ApiError;
-use crate::app::App;
-use crate::audio::capture::Feed;
+use super::context::{AppContext, AppContextSource};
+use super::insert::{self, Inserter, InserterChoice};
+use super::machine::{Effect, Event, Refused, State, apply};
+use super::transcript::transcribe_and_save;
+use super::workflow_match::matching_workflow;
+use crate::audio::capture::{AudioSource, CaptureError, Feed};
 use crate::audio::resample::TARGET_RATE;
-use crate::engine::Task;
-use crate::recorder::service::capture_error;
-use crate::store::{DictationSession, LanguageMode, Workflow, preferences};
-use crate::transcribe::{Audio, Dictated, Job, Origin};
-use crate::wire::transcription::TranscribeOptions;
+use crate::session::{self, Capture, Driven, Driver, Internal, Live};
+use crate::store::{DictationSession, Store, StoreError, Workflow, preferences};
+use crate::transcribe::Transcriber;
 
 /// How long one read of the microphone waits.
 const READ_SLICE: Duration = Duration::from_millis(20);
+
+/// Why dictation refused or failed a request.
+#[derive(Debug, thiserror::Error)]
+pub enum DictationError {
+    /// The workflow a start names does not exist.
+    #[error("Workflow not found")]
+    WorkflowNotFound,
+    /// The workflow a start names is disabled.
+    #[error("Workflow is disabled")]
+    WorkflowDisabled,
+    /// The state machine refused the request (not idle, not recording).
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    /// The microphone is missing or could not be opened.
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Internal(#[from] Internal),
+}
 
 /// What `GET /v1/dictation/status` reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,72 +61,128 @@ pub struct Started {
 }
 
 /// Dictation for one application.
-#[derive(Default)]
 pub struct Dictation {
-    inner: tokio::sync::Mutex<Inner>,
-}
-
-struct Inner {
-    state: State,
-    stop: Arc<AtomicBool>,
-    session: Option<Session>,
-    capture: Option<JoinHandle<Vec<f32>>>,
-}
-
-impl Default for Inner {
-    fn default() -> Self {
-        Inner {
-            state: State::Idle,
-            stop: Arc::new(AtomicBool::new(false)),
-            session: None,
-            capture: None,
-        }
-    }
+    store: Arc<Store>,
+    microphone: Arc<dyn AudioSource>,
+    app_context: Arc<dyn AppContextSource>,
+    insertion: InserterChoice,
+    transcriber: Arc<Transcriber>,
+    driver: Driver<Dictation>,
 }
 
 /// The active session's settings, fixed at start.
 #[derive(Debug, Clone)]
-struct Session {
-    started_at: DateTime<Utc>,
-    workflow: Option<Workflow>,
-    context: AppContext,
-}
-
-fn now() -> f64 {
-    Utc::now().timestamp_millis() as f64 / 1000.0
-}
-
-fn machine_error(err: DictationError) -> ApiError {
-    match err {
-        DictationError::NotIdle | DictationError::NotRecording => {
-            ApiError::Conflict(err.to_string())
-        }
-        DictationError::Unexpected { .. } => ApiError::internal("dictation state", err),
-    }
+pub struct Session {
+    pub(super) started_at: DateTime<Utc>,
+    pub(super) workflow: Option<Workflow>,
+    pub(super) context: AppContext,
 }
 
 /// The workflow named by a start request, checked per the contract.
-pub fn requested_workflow(app: &App, id: Uuid) -> Result<Workflow, ApiError> {
-    let workflow = app
-        .store
+pub fn requested_workflow(store: &Store, id: Uuid) -> Result<Workflow, DictationError> {
+    let workflow = store
         .workflow(&id)?
-        .ok_or_else(|| ApiError::NotFound("Workflow not found".into()))?;
+        .ok_or(DictationError::WorkflowNotFound)?;
     if !workflow.enabled {
-        return Err(ApiError::Conflict("Workflow is disabled".into()));
+        return Err(DictationError::WorkflowDisabled);
     }
     Ok(workflow)
 }
 
+impl Driven for Dictation {
+    const NAME: &'static str = "dictation";
+    type State = State;
+    type Event = Event;
+    type Effect = Effect;
+    type Refused = Refused;
+    const NOT_RECORDING: Refused = Refused::NotRecording;
+    type Captured = Vec<f32>;
+    type Session = Session;
+    type Error = DictationError;
+
+    fn driver(&self) -> &Driver<Self> {
+        &self.driver
+    }
+
+    fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect>), Refused> {
+        apply(state, event, now)
+    }
+
+    fn recording(state: &State) -> Option<Uuid> {
+        match state {
+            State::Recording { id, .. } => Some(*id),
+            _ => None,
+        }
+    }
+
+    fn carry_out(
+        self: &Arc<Self>,
+        live: &mut Live<Self>,
+        effect: Effect,
+    ) -> Result<(), DictationError> {
+        match effect {
+            Effect::StartCapture { .. } => {
+                unreachable!("start opens the microphone itself before committing the state")
+            }
+            Effect::Transcribe { id } => {
+                let thread = live.stop_capture();
+                self.store.set_dictation_status(&id, "processing", None)?;
+                if let (Some(thread), Some(session)) = (thread, live.session.clone()) {
+                    tokio::spawn(self.clone().process(id, thread, session));
+                }
+            }
+            // The transcript was written with the session's details by `process`.
+            Effect::SaveHistory { id, .. } => {
+                self.store.set_dictation_status(&id, "inserting", None)?;
+            }
+            Effect::Insert { id, text } => {
+                tokio::spawn(self.clone().insert(id, text));
+            }
+            Effect::Completed { id } => {
+                tracing::info!(%id, "dictation completed");
+                self.store.set_dictation_status(&id, "completed", None)?;
+            }
+            Effect::Failed { id, error } => {
+                tracing::warn!(%id, "dictation failed: {error}");
+                live.stop_capture();
+                self.store
+                    .set_dictation_status(&id, "failed", Some(&error))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Dictation {
+    /// Dictation from `microphone` into the application `app_context` tells, with `insertion`;
+    /// sessions are kept in `store` and transcribed by `transcriber`.
+    pub fn new(
+        store: Arc<Store>,
+        microphone: Arc<dyn AudioSource>,
+        app_context: Arc<dyn AppContextSource>,
+        insertion: InserterChoice,
+        transcriber: Arc<Transcriber>,
+    ) -> Dictation {
+        Dictation {
+            store,
+            microphone,
+            app_context,
+            insertion,
+            transcriber,
+            driver: Driver::new(State::Idle),
+        }
+    }
+
+    /// The machine's state and the active session's workflow.
     pub async fn status(&self) -> Status {
-        let inner = self.inner.lock().await;
+        let live = self.driver.lock().await;
         Status {
-            state: inner.state.name(),
-            is_recording: matches!(inner.state, State::Recording { .. }),
-            active_workflow: inner
+            state: live.state.name(),
+            is_recording: matches!(live.state, State::Recording { .. }),
+            active_workflow: live
                 .state
                 .active()
-                .and(inner.session.as_ref())
+                .and(live.session.as_ref())
                 .and_then(|s| s.workflow.as_ref())
                 .map(|w| (w.id, w.name.clone())),
         }
@@ -115,137 +191,101 @@ impl Dictation {
     /// Starts a session with `workflow` (already checked), else the workflow whose rules match
     /// the focused application. Answers once the microphone is capturing.
     pub async fn start(
-        &self,
-        app: &Arc<App>,
+        self: &Arc<Self>,
         workflow: Option<Workflow>,
-    ) -> Result<Started, ApiError> {
-        let mut inner = self.inner.lock().await;
+    ) -> Result<Started, DictationError> {
+        let mut live = self.driver.lock().await;
         let id = Uuid::new_v4();
-        let (next, _) = apply(&inner.state, Event::Start { id }, now()).map_err(machine_error)?;
-        let opening = app.clone();
-        let (feed, session, max_seconds) = tokio::task::spawn_blocking(move || {
-            let context = opening.app_context.current();
-            let workflow = match workflow {
-                Some(w) => Some(w),
-                None => matching_workflow(&opening.store.workflows()?, &context).cloned(),
-            };
-            let max_seconds = opening
-                .store
-                .pref_int(&preferences::MAX_DICTATION_SECONDS)?;
-            let stream = opening.devices.microphone.open().map_err(capture_error)?;
-            let session = Session {
-                started_at: Utc::now(),
-                workflow,
-                context,
-            };
-            opening.store.insert_dictation_session(&DictationSession {
-                id,
-                status: "recording".into(),
-                started_at: session.started_at,
-                workflow_id: session.workflow.as_ref().map(|w| w.id),
-                workflow_name: session.workflow.as_ref().map(|w| w.name.clone()),
-                error: None,
-            })?;
-            Ok::<_, ApiError>((Feed::new(stream, TARGET_RATE), session, max_seconds))
-        })
-        .await
-        .map_err(|e| ApiError::internal("opening the microphone stopped", e))??;
-
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread_stop = stop.clone();
-        let runtime = tokio::runtime::Handle::current();
-        let events = app.clone();
-        let max_samples = max_seconds.max(1) as usize * TARGET_RATE as usize;
-        let thread = std::thread::Builder::new()
-            .name(format!("dictation-{id}"))
-            .spawn(move || {
-                capture(feed, &thread_stop, max_samples, |event| {
-                    let events = events.clone();
-                    runtime.spawn(async move {
-                        let _ = events.dictation.handle(&events, event).await;
-                    });
-                })
+        let next = live.check(Event::Start { id })?;
+        let opening = self.clone();
+        let (feed, session, max_samples) =
+            session::blocking("opening the microphone stopped", move || {
+                opening.open(id, workflow)
             })
-            .map_err(|e| ApiError::internal("could not start the capture thread", e))?;
+            .await?;
+        let post = session::poster(self);
+        let capture = Capture::spawn(format!("dictation-{id}"), move |stop| {
+            capture(feed, stop, max_samples, post)
+        })?;
         let workflow = session.workflow.as_ref().map(|w| (w.id, w.name.clone()));
-        inner.state = next;
-        inner.stop = stop;
-        inner.capture = Some(thread);
-        inner.session = Some(session);
+        live.begin(next, capture, session);
         tracing::info!(%id, "dictation started");
         Ok(Started { id, workflow })
     }
 
     /// Stops recording and begins processing; returns the session id.
-    pub async fn stop(&self, app: &Arc<App>) -> Result<Uuid, ApiError> {
-        let mut inner = self.inner.lock().await;
-        let State::Recording { id, .. } = inner.state else {
-            return Err(machine_error(DictationError::NotRecording));
+    pub async fn stop(self: &Arc<Self>) -> Result<Uuid, DictationError> {
+        session::stop(self, Event::Stop).await
+    }
+
+    /// Picks the workflow, opens the microphone and records the session; answers the microphone,
+    /// the session and how many samples it may capture. Blocks.
+    fn open(
+        &self,
+        id: Uuid,
+        workflow: Option<Workflow>,
+    ) -> Result<(Feed, Session, usize), DictationError> {
+        let context = self.app_context.current();
+        let workflow = match workflow {
+            Some(w) => Some(w),
+            None => matching_workflow(&self.store.workflows()?, &context).cloned(),
         };
-        self.dispatch(app, &mut inner, Event::Stop)?;
-        Ok(id)
+        let max_seconds = self.store.pref_int(&preferences::MAX_DICTATION_SECONDS)?;
+        let stream = self.microphone.open()?;
+        let session = Session {
+            started_at: Utc::now(),
+            workflow,
+            context,
+        };
+        self.store.insert_dictation_session(&DictationSession {
+            id,
+            status: "recording".into(),
+            started_at: session.started_at,
+            workflow_id: session.workflow.as_ref().map(|w| w.id),
+            workflow_name: session.workflow.as_ref().map(|w| w.name.clone()),
+            error: None,
+        })?;
+        let max_samples = max_seconds.max(1) as usize * TARGET_RATE as usize;
+        Ok((Feed::new(stream, TARGET_RATE), session, max_samples))
     }
 
-    async fn handle(&self, app: &Arc<App>, event: Event) -> Result<(), ApiError> {
-        let mut inner = self.inner.lock().await;
-        self.dispatch(app, &mut inner, event)
+    /// Transcribes what was captured and saves it to history, then hands the text on for
+    /// insertion.
+    async fn process(self: Arc<Self>, id: Uuid, thread: JoinHandle<Vec<f32>>, session: Session) {
+        let result = transcribe_and_save(&self.transcriber, id, thread, &session).await;
+        if let Err(err) = session::handle(&self, Event::Transcribed(result)).await {
+            tracing::error!(%id, "dictation: {err}");
+        }
     }
 
-    fn dispatch(&self, app: &Arc<App>, inner: &mut Inner, event: Event) -> Result<(), ApiError> {
-        let (next, effects) = apply(&inner.state, event, now()).map_err(machine_error)?;
-        inner.state = next;
-        for effect in effects {
-            match effect {
-                Effect::StartCapture { .. } => {
-                    unreachable!("start opens the microphone itself before committing the state")
-                }
-                Effect::Transcribe { id } => {
-                    inner.stop.store(true, Ordering::Release);
-                    app.store.set_dictation_status(&id, "processing", None)?;
-                    if let (Some(thread), Some(session)) =
-                        (inner.capture.take(), inner.session.clone())
-                    {
-                        tokio::spawn(process(app.clone(), id, thread, session));
-                    }
-                }
-                // The transcript was written with the session's details by `process`.
-                Effect::SaveHistory { id, .. } => {
-                    app.store.set_dictation_status(&id, "inserting", None)?;
-                }
-                Effect::Insert { id, text } => {
-                    let app = app.clone();
-                    tokio::spawn(async move {
-                        let inserting = app.clone();
-                        let result = tokio::task::spawn_blocking(move || {
-                            inserting
-                                .inserter()
-                                .insert(&text)
-                                .map_err(|e| e.to_string())
-                        })
-                        .await
-                        .unwrap_or_else(|_| Err("The text insertion stopped unexpectedly".into()));
-                        if let Err(err) = app.dictation.handle(&app, Event::Inserted(result)).await
-                        {
-                            tracing::error!(%id, "dictation: {}", err.message());
-                        }
-                    });
-                }
-                Effect::Completed { id } => {
-                    tracing::info!(%id, "dictation completed");
-                    app.store.set_dictation_status(&id, "completed", None)?;
-                }
-                Effect::Failed { id, error } => {
-                    tracing::warn!(%id, "dictation failed: {error}");
-                    if let Some(thread) = inner.capture.take() {
-                        inner.stop.store(true, Ordering::Release);
-                        drop(thread);
-                    }
-                    app.store
-                        .set_dictation_status(&id, "failed", Some(&error))?;
-                }
+    /// Inserts the text on a blocking thread and reports how it went.
+    async fn insert(self: Arc<Self>, id: Uuid, text: String) {
+        let inserting = self.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            inserting
+                .inserter()
+                .insert(&text)
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|_| Err("The text insertion stopped unexpectedly".into()));
+        if let Err(err) = session::handle(&self, Event::Inserted(result)).await {
+            tracing::error!(%id, "dictation: {err}");
+        }
+    }
+
+    /// Where dictated text goes: the fixed backend, else the one the preference names now.
+    fn inserter(&self) -> Arc<dyn Inserter> {
+        match &self.insertion {
+            InserterChoice::Fixed(inserter) => inserter.clone(),
+            InserterChoice::Preference => {
+                let choice = self
+                    .store
+                    .pref_text(&preferences::DICTATION_INSERTION)
+                    .unwrap_or_default();
+                insert::for_preference(&choice)
             }
         }
-        Ok(())
     }
 }
 
@@ -275,71 +315,8 @@ fn capture(
     samples
 }
 
-/// Transcribes what was captured and saves it to history, then hands the text on for insertion.
-async fn process(app: Arc<App>, id: Uuid, thread: JoinHandle<Vec<f32>>, session: Session) {
-    let result = transcribe_and_save(&app, id, thread, &session).await;
-    if let Err(err) = app.dictation.handle(&app, Event::Transcribed(result)).await {
-        tracing::error!(%id, "dictation: {}", err.message());
-    }
-}
-
-async fn transcribe_and_save(
-    app: &Arc<App>,
-    id: Uuid,
-    thread: JoinHandle<Vec<f32>>,
-    session: &Session,
-) -> Result<String, String> {
-    let samples = tokio::task::spawn_blocking(move || thread.join())
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .ok_or_else(|| {
-            ApiError::internal("capture", "the capture thread stopped unexpectedly").message()
-        })?;
-    let job = Job {
-        audio: Audio::Samples(samples),
-        options: workflow_options(session.workflow.as_ref()),
-        await_download: false,
-        origin: Origin::Dictation(Dictated {
-            id,
-            started_at: session.started_at,
-            app_name: session.context.app_name.clone(),
-            app_bundle_id: session.context.app_id.clone(),
-            app_url: session.context.url.clone(),
-        }),
-    };
-    let transcript = app
-        .transcriber
-        .run(job)
-        .await
-        .map_err(|e| e.public_message())?;
-    Ok(transcript.text)
-}
-
-/// Transcription options from a workflow's language settings.
-fn workflow_options(workflow: Option<&Workflow>) -> TranscribeOptions {
-    let mut options = TranscribeOptions::default();
-    let Some(workflow) = workflow else {
-        return options;
-    };
-    match workflow.extra.language_mode {
-        LanguageMode::Inherit | LanguageMode::Auto => {}
-        LanguageMode::Exact => options.language = workflow.input_language.clone(),
-        LanguageMode::Multiple => options.language_hints = workflow.extra.language_hints.clone(),
-    }
-    // Whisper translates into English only; other targets are left untranslated.
-    if workflow
-        .translation_target_language
-        .as_deref()
-        .is_some_and(|t| t.eq_ignore_ascii_case("en"))
-    {
-        options.task = Some(Task::Translate);
-    }
-    options
-}
-
 /// Dictations a previous run left unfinished fail with a message saying so.
-pub fn recover_interrupted(store: &crate::store::Store) -> Result<usize, crate::store::StoreError> {
+pub fn recover_interrupted(store: &Store) -> Result<usize, StoreError> {
     store.fail_unfinished_dictations(
         "Verbatim stopped before this dictation finished; its text, if any was transcribed, is in history.",
     )

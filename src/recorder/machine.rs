@@ -1,5 +1,5 @@
 //! The Recorder's state machine as a pure function: `apply(state, event, now)` returns the next
-//! state and the effects the service must carry out, or the error the API answers with.
+//! state and the effects the service must carry out, or why it refuses the event.
 //!
 //! (none) --start--> recording --stop / device lost--> finalizing --finalized--> (none)
 //! A session ends `completed` (output file, optional text) or `failed` (error); a device lost
@@ -68,8 +68,9 @@ pub enum Effect {
     },
 }
 
+/// Why the machine refuses an event; the message is what a client is told.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RecorderError {
+pub enum Refused {
     #[error("At least one audio source must be enabled.")]
     NoSource,
     #[error("Already recording")]
@@ -112,8 +113,8 @@ impl Event {
 }
 
 /// The next state and effects for `event` in `state` at time `now` (seconds).
-pub fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect>), RecorderError> {
-    let unexpected = |event: &Event| RecorderError::Unexpected {
+pub fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect>), Refused> {
+    let unexpected = |event: &Event| Refused::Unexpected {
         event: event.name(),
         state: state.name(),
     };
@@ -122,7 +123,7 @@ pub fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect
         && !sources.mic
         && !sources.system_audio
     {
-        return Err(RecorderError::NoSource);
+        return Err(Refused::NoSource);
     }
     match (state, event) {
         (State::Idle, Event::Start { id, sources }) => Ok((
@@ -133,8 +134,8 @@ pub fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect
             },
             vec![Effect::StartCapture { id, sources }],
         )),
-        (State::Recording { .. }, Event::Start { .. }) => Err(RecorderError::AlreadyRecording),
-        (State::Finalizing { .. }, Event::Start { .. }) => Err(RecorderError::Finalizing),
+        (State::Recording { .. }, Event::Start { .. }) => Err(Refused::AlreadyRecording),
+        (State::Finalizing { .. }, Event::Start { .. }) => Err(Refused::Finalizing),
         (State::Recording { id, .. }, Event::Stop) => Ok((
             State::Finalizing {
                 id: *id,
@@ -142,7 +143,7 @@ pub fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect
             },
             vec![Effect::Finalize { id: *id }],
         )),
-        (State::Idle | State::Finalizing { .. }, Event::Stop) => Err(RecorderError::NotRecording),
+        (State::Idle | State::Finalizing { .. }, Event::Stop) => Err(Refused::NotRecording),
         (State::Recording { id, .. }, Event::DeviceLost { reason }) => Ok((
             State::Finalizing {
                 id: *id,
@@ -227,13 +228,13 @@ mod tests {
             let mut model = Model::default();
             for (step, op) in ops.into_iter().enumerate() {
                 let now = step as f64;
-                let (event, expected): (Event, Result<(), RecorderError>) = match op {
+                let (event, expected): (Event, Result<(), Refused>) = match op {
                     Op::Start(mic, system_audio) => {
                         let id = Uuid::new_v4();
                         let expected = match model.active {
-                            _ if !mic && !system_audio => Err(RecorderError::NoSource),
-                            Some((_, false)) => Err(RecorderError::AlreadyRecording),
-                            Some((_, true)) => Err(RecorderError::Finalizing),
+                            _ if !mic && !system_audio => Err(Refused::NoSource),
+                            Some((_, false)) => Err(Refused::AlreadyRecording),
+                            Some((_, true)) => Err(Refused::Finalizing),
                             None => Ok(()),
                         };
                         if expected.is_ok() {
@@ -249,7 +250,7 @@ mod tests {
                                 model.sessions.insert(id, "finalizing");
                                 Ok(())
                             }
-                            _ => Err(RecorderError::NotRecording),
+                            _ => Err(Refused::NotRecording),
                         };
                         (Event::Stop, expected)
                     }
@@ -261,7 +262,7 @@ mod tests {
                                 model.sessions.insert(id, "finalizing");
                                 Ok(())
                             }
-                            _ => Err(RecorderError::Unexpected { event: "device lost", state: state.name() }),
+                            _ => Err(Refused::Unexpected { event: "device lost", state: state.name() }),
                         };
                         (Event::DeviceLost { reason: "microphone disconnected".into() }, expected)
                     }
@@ -274,7 +275,7 @@ mod tests {
                                 model.active = None;
                                 Ok(())
                             }
-                            _ => Err(RecorderError::Unexpected { event: "finalization ended", state: state.name() }),
+                            _ => Err(Refused::Unexpected { event: "finalization ended", state: state.name() }),
                         };
                         let result = if ok {
                             Ok(Finalized { output_file: "/r.wav".into(), text: Some("hi".into()), transcription_error: None })
