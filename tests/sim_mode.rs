@@ -270,3 +270,33 @@ fn the_same_requests_give_identical_answers_across_runs() {
     };
     assert_eq!(answers(1), answers(2));
 }
+
+#[test]
+fn unknown_language_codes_are_refused_in_sim_mode_as_in_real_mode() {
+    let home = tempfile::tempdir().unwrap();
+    let server = &sim(home.path(), None, &[]);
+    let clip = corpus_clip("en-apples");
+    for body in [
+        json!({"path": clip, "language": "xx"}),
+        json!({"path": clip, "language_hints": ["de", "xx"]}),
+    ] {
+        let (code, answer) = local_file(server, body);
+        assert_eq!(code, 400, "{answer}");
+        assert_eq!(answer["error"]["message"], "Unknown language code 'xx'");
+    }
+    // A known code, or whisper's name for it, is accepted.
+    for language in ["de", "German"] {
+        let (code, answer) = local_file(server, json!({"path": clip, "language": language}));
+        assert_eq!(code, 200, "{language}: {answer}");
+    }
+    // The raw-body route refuses it from the header alone, before reading the audio.
+    let port = server.discovery.port;
+    let (status, _, text) = raw_http(
+        port,
+        &format!(
+            "POST /v1/transcribe HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: audio/wav\r\nX-Language-Hints: fr, xx\r\nContent-Length: 4\r\nConnection: close\r\n\r\nRIFF"
+        ),
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("Unknown language code 'xx'"), "{text}");
+}
