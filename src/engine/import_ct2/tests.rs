@@ -221,6 +221,46 @@ fn norm(vars: &mut Vec<Var>, e: &mut HashMap<String, Vec<f32>>, name: &str) {
     add(vars, e, &format!("{name}/beta"), &[S], Enc::F32);
 }
 
+/// A layer's self-attention: layer norm, fused query/key/value, output projection.
+fn self_attention(
+    vars: &mut Vec<Var>,
+    e: &mut HashMap<String, Vec<f32>>,
+    layer: &str,
+    qkv: Enc,
+    out: Enc,
+) {
+    norm(vars, e, &format!("{layer}/self_attention/layer_norm"));
+    linear(
+        vars,
+        e,
+        &format!("{layer}/self_attention/linear_0"),
+        3 * S,
+        S,
+        qkv,
+    );
+    linear(
+        vars,
+        e,
+        &format!("{layer}/self_attention/linear_1"),
+        S,
+        S,
+        out,
+    );
+}
+
+/// A layer's feed-forward block: layer norm, expansion to 4x, projection back.
+fn feed_forward(
+    vars: &mut Vec<Var>,
+    e: &mut HashMap<String, Vec<f32>>,
+    layer: &str,
+    up: Enc,
+    down: Enc,
+) {
+    norm(vars, e, &format!("{layer}/ffn/layer_norm"));
+    linear(vars, e, &format!("{layer}/ffn/linear_0"), 4 * S, S, up);
+    linear(vars, e, &format!("{layer}/ffn/linear_1"), S, 4 * S, down);
+}
+
 /// Variables of a small but structurally complete Whisper model, sorted by
 /// name as CTranslate2 writes them, and the values each one holds.
 fn synthetic_vars() -> (Vec<Var>, HashMap<String, Vec<f32>>) {
@@ -247,40 +287,8 @@ fn synthetic_vars() -> (Vec<Var>, HashMap<String, Vec<f32>>) {
     scalar_i16(&mut v, "encoder/num_heads", 6);
     for i in 0..N_ENC {
         let l = format!("encoder/layer_{i}");
-        norm(&mut v, &mut e, &format!("{l}/self_attention/layer_norm"));
-        linear(
-            &mut v,
-            &mut e,
-            &format!("{l}/self_attention/linear_0"),
-            3 * S,
-            S,
-            Enc::F16,
-        );
-        linear(
-            &mut v,
-            &mut e,
-            &format!("{l}/self_attention/linear_1"),
-            S,
-            S,
-            Enc::BF16,
-        );
-        norm(&mut v, &mut e, &format!("{l}/ffn/layer_norm"));
-        linear(
-            &mut v,
-            &mut e,
-            &format!("{l}/ffn/linear_0"),
-            4 * S,
-            S,
-            Enc::I8,
-        );
-        linear(
-            &mut v,
-            &mut e,
-            &format!("{l}/ffn/linear_1"),
-            S,
-            4 * S,
-            Enc::F32,
-        );
+        self_attention(&mut v, &mut e, &l, Enc::F16, Enc::BF16);
+        feed_forward(&mut v, &mut e, &l, Enc::I8, Enc::F32);
     }
     add(
         &mut v,
@@ -306,23 +314,7 @@ fn synthetic_vars() -> (Vec<Var>, HashMap<String, Vec<f32>>) {
     });
     for i in 0..N_DEC {
         let l = format!("decoder/layer_{i}");
-        norm(&mut v, &mut e, &format!("{l}/self_attention/layer_norm"));
-        linear(
-            &mut v,
-            &mut e,
-            &format!("{l}/self_attention/linear_0"),
-            3 * S,
-            S,
-            Enc::F16,
-        );
-        linear(
-            &mut v,
-            &mut e,
-            &format!("{l}/self_attention/linear_1"),
-            S,
-            S,
-            Enc::F16,
-        );
+        self_attention(&mut v, &mut e, &l, Enc::F16, Enc::F16);
         norm(&mut v, &mut e, &format!("{l}/attention/layer_norm"));
         linear(
             &mut v,
@@ -348,23 +340,7 @@ fn synthetic_vars() -> (Vec<Var>, HashMap<String, Vec<f32>>) {
             S,
             Enc::F16,
         );
-        norm(&mut v, &mut e, &format!("{l}/ffn/layer_norm"));
-        linear(
-            &mut v,
-            &mut e,
-            &format!("{l}/ffn/linear_0"),
-            4 * S,
-            S,
-            Enc::F16,
-        );
-        linear(
-            &mut v,
-            &mut e,
-            &format!("{l}/ffn/linear_1"),
-            S,
-            4 * S,
-            Enc::F16,
-        );
+        feed_forward(&mut v, &mut e, &l, Enc::F16, Enc::F16);
     }
     v.sort_by(|a, b| a.name.cmp(&b.name));
     (v, e)
