@@ -5,7 +5,6 @@ use std::sync::Arc;
 use axum::extract::{Request, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::Value;
 
 use super::json::{self, JsonError};
 use super::{ApiError, blocking};
@@ -13,7 +12,7 @@ use crate::app::App;
 use crate::backup::{self, Backup, HttpRegistry, PluginSource};
 use crate::store::PrefValue;
 use crate::store::preferences::PLUGIN_REGISTRY_URL;
-use crate::wire::ImportSummary;
+use crate::wire::{ImportSummary, SettingsDocument};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -21,7 +20,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/settings/import", post(import))
 }
 
-async fn export(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+async fn export(State(app): State<Arc<App>>) -> Result<Json<SettingsDocument>, ApiError> {
     let document = blocking(&app, |app| Ok(backup::export(&app.store)?.to_json())).await?;
     Ok(Json(document))
 }
@@ -42,7 +41,7 @@ async fn import(
         "Send the backup with Content-Type: application/json.",
     )?;
     let body = json::read(&app, request.into_body()).await?;
-    let document: Value = json::parse(body).await.map_err(|err| match err {
+    let document: SettingsDocument = json::parse(body).await.map_err(|err| match err {
         JsonError::Malformed(err) => invalid(format!("The JSON is malformed: {err}.")),
         JsonError::Shape(err) => invalid(format!("{err}.")),
     })?;

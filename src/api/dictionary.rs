@@ -5,12 +5,15 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
 
 use super::json::JsonBody;
 use super::{ApiError, blocking};
 use crate::app::App;
 use crate::store::{Correction, Term};
+use crate::wire::dictionary::{
+    CorrectionEntry, Corrections, DeleteCorrection, DeleteTerm, Deleted, PutCorrection, PutTerms,
+    TermEntry, Terms,
+};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -26,73 +29,8 @@ pub fn routes() -> Router<Arc<App>> {
         )
 }
 
-/// `GET`/`PUT /v1/dictionary/terms`: the enabled terms, as plain strings and as entries.
-#[derive(Serialize)]
-struct TermsAnswer {
-    terms: Vec<String>,
-    term_entries: Vec<TermEntry>,
-    count: usize,
-}
-
-#[derive(Serialize, Deserialize)]
-struct TermEntry {
-    term: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    ctc_min_similarity: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct PutTerms {
-    #[serde(default)]
-    terms: Option<Vec<String>>,
-    #[serde(default)]
-    term_entries: Option<Vec<TermEntry>>,
-    #[serde(default)]
-    replace: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct DeleteTerm {
-    term: String,
-}
-
-/// `DELETE` on either list.
-#[derive(Serialize)]
-struct Deleted {
-    deleted: bool,
-    count: usize,
-}
-
-#[derive(Serialize)]
-struct CorrectionsAnswer {
-    corrections: Vec<CorrectionEntry>,
-    count: usize,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CorrectionEntry {
-    original: String,
-    replacement: String,
-    case_sensitive: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PutCorrection {
-    original: String,
-    replacement: String,
-    #[serde(default)]
-    case_sensitive: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct DeleteCorrection {
-    original: String,
-}
-
-fn terms_answer(terms: Vec<Term>) -> Json<TermsAnswer> {
-    Json(TermsAnswer {
+fn terms_answer(terms: Vec<Term>) -> Json<Terms> {
+    Json(Terms {
         count: terms.len(),
         terms: terms.iter().map(|t| t.term.clone()).collect(),
         term_entries: terms
@@ -105,8 +43,8 @@ fn terms_answer(terms: Vec<Term>) -> Json<TermsAnswer> {
     })
 }
 
-fn corrections_answer(corrections: Vec<Correction>) -> Json<CorrectionsAnswer> {
-    Json(CorrectionsAnswer {
+fn corrections_answer(corrections: Vec<Correction>) -> Json<Corrections> {
+    Json(Corrections {
         count: corrections.len(),
         corrections: corrections
             .into_iter()
@@ -119,7 +57,7 @@ fn corrections_answer(corrections: Vec<Correction>) -> Json<CorrectionsAnswer> {
     })
 }
 
-async fn list_terms(State(app): State<Arc<App>>) -> Result<Json<TermsAnswer>, ApiError> {
+async fn list_terms(State(app): State<Arc<App>>) -> Result<Json<Terms>, ApiError> {
     let terms = blocking(&app, |app| Ok(app.store.enabled_terms()?)).await?;
     Ok(terms_answer(terms))
 }
@@ -127,7 +65,7 @@ async fn list_terms(State(app): State<Arc<App>>) -> Result<Json<TermsAnswer>, Ap
 async fn put_terms(
     State(app): State<Arc<App>>,
     JsonBody(body): JsonBody<PutTerms>,
-) -> Result<Json<TermsAnswer>, ApiError> {
+) -> Result<Json<Terms>, ApiError> {
     let terms: Vec<Term> = match (body.terms, body.term_entries) {
         (Some(_), Some(_)) => {
             return Err(ApiError::BadRequest(
@@ -168,9 +106,7 @@ async fn delete_term(
     Ok(Json(Deleted { deleted, count }))
 }
 
-async fn list_corrections(
-    State(app): State<Arc<App>>,
-) -> Result<Json<CorrectionsAnswer>, ApiError> {
+async fn list_corrections(State(app): State<Arc<App>>) -> Result<Json<Corrections>, ApiError> {
     let corrections = blocking(&app, |app| Ok(app.store.enabled_corrections()?)).await?;
     Ok(corrections_answer(corrections))
 }
@@ -178,7 +114,7 @@ async fn list_corrections(
 async fn put_correction(
     State(app): State<Arc<App>>,
     JsonBody(body): JsonBody<PutCorrection>,
-) -> Result<Json<CorrectionsAnswer>, ApiError> {
+) -> Result<Json<Corrections>, ApiError> {
     if body.original.trim().is_empty() {
         return Err(ApiError::BadRequest("'original' must not be empty".into()));
     }

@@ -6,13 +6,12 @@ use axum::extract::State;
 use axum::http::Uri;
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Serialize;
-use serde_json::{Value, json};
 
 use super::query::Query;
 use super::{ApiError, blocking};
 use crate::app::App;
-use crate::store::{HistoryEntry, HistoryQuery};
+use crate::store::HistoryQuery;
+use crate::wire::history::{Deleted, Page};
 
 /// Default and largest page size.
 pub const DEFAULT_LIMIT: i64 = 50;
@@ -20,15 +19,6 @@ pub const MAX_LIMIT: i64 = 200;
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new().route("/v1/history", get(list).delete(delete))
-}
-
-/// The history envelope: one page of entries and how many match in all.
-#[derive(Serialize)]
-struct Page {
-    entries: Vec<HistoryEntry>,
-    total: u64,
-    limit: i64,
-    offset: i64,
 }
 
 async fn list(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Page>, ApiError> {
@@ -49,10 +39,10 @@ async fn list(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Page>, ApiEr
     }))
 }
 
-async fn delete(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Value>, ApiError> {
+async fn delete(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Deleted>, ApiError> {
     let id = Query::of(&uri).id()?;
     if blocking(&app, move |app| Ok(app.store.delete_history(&id)?)).await? {
-        Ok(Json(json!({ "deleted": true })))
+        Ok(Json(Deleted { deleted: true }))
     } else {
         Err(ApiError::NotFound("History entry not found".into()))
     }

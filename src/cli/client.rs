@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{CliError, Globals};
@@ -54,56 +56,72 @@ impl Client {
         &self.base
     }
 
-    pub fn get(&self, path: &str) -> Result<Value, CliError> {
+    /// `GET path`, the answer read as `T`.
+    pub fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {
         self.call("GET", path, &[], Body::None)
     }
 
     /// `GET path?name=value&...` (values are URL-encoded).
-    pub fn get_with_query(&self, path: &str, query: &[(&str, String)]) -> Result<Value, CliError> {
+    pub fn get_with_query<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<T, CliError> {
         self.call("GET", path, query, Body::None)
     }
 
     /// A request with a JSON body (`PUT`, `DELETE`, `POST`).
-    pub fn send_json(&self, method: &str, path: &str, body: &Value) -> Result<Value, CliError> {
-        self.call(method, path, &[], Body::Json(body))
+    pub fn send<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: &str,
+        path: &str,
+        body: &B,
+    ) -> Result<T, CliError> {
+        let bytes = serde_json::to_vec(body).map_err(CliError::local)?;
+        self.call(method, path, &[], Body::Json(&bytes))
     }
 
     /// A request without a body and with query parameters (`DELETE /v1/history?id=`...).
-    pub fn send_query(
+    pub fn send_query<T: DeserializeOwned>(
         &self,
         method: &str,
         path: &str,
         query: &[(&str, String)],
-    ) -> Result<Value, CliError> {
+    ) -> Result<T, CliError> {
         self.call(method, path, query, Body::None)
     }
 
-    pub fn post_json(&self, path: &str, body: &Value) -> Result<Value, CliError> {
-        self.send_json("POST", path, body)
+    /// `POST` of an empty JSON object (`{}`), for routes that take no arguments.
+    pub fn post_empty<T: DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {
+        self.call("POST", path, &[], Body::Json(b"{}"))
     }
 
     /// `POST` of raw bytes (an audio upload) with extra headers.
-    pub fn post_bytes(
+    pub fn post_bytes<T: DeserializeOwned>(
         &self,
         path: &str,
         bytes: &[u8],
         headers: &[(&str, String)],
-    ) -> Result<Value, CliError> {
+    ) -> Result<T, CliError> {
         self.call("POST", path, &[], Body::Raw { bytes, headers })
     }
 
     /// `POST` of a JSON document that is already serialized (a settings backup file).
-    pub fn post_json_bytes(&self, path: &str, bytes: &[u8]) -> Result<Value, CliError> {
-        self.call("POST", path, &[], Body::JsonBytes(bytes))
+    pub fn post_json_bytes<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        bytes: &[u8],
+    ) -> Result<T, CliError> {
+        self.call("POST", path, &[], Body::Json(bytes))
     }
 
-    fn call(
+    fn call<T: DeserializeOwned>(
         &self,
         method: &str,
         path: &str,
         query: &[(&str, String)],
         body: Body<'_>,
-    ) -> Result<Value, CliError> {
+    ) -> Result<T, CliError> {
         let mut request = self.agent.request(method, &format!("{}{path}", self.base));
         for (name, value) in query {
             request = request.query(name, value);
@@ -113,8 +131,7 @@ impl Client {
         }
         let result = match body {
             Body::None => request.call(),
-            Body::Json(json) => request.send_json(json),
-            Body::JsonBytes(bytes) => request
+            Body::Json(bytes) => request
                 .set("Content-Type", "application/json")
                 .send_bytes(bytes),
             Body::Raw { bytes, headers } => {
@@ -125,7 +142,7 @@ impl Client {
             }
         };
         match result {
-            Ok(response) => read_json(response),
+            Ok(response) => read_answer(response),
             Err(ureq::Error::Status(status, response)) => Err(server_error(status, response)),
             Err(ureq::Error::Transport(transport)) => Err(CliError::CannotConnect(format!(
                 "Cannot connect to the Verbatim server at {} ({}). Is it running? Start it with `verbatim serve`.",
@@ -139,25 +156,26 @@ impl Client {
 /// What a request carries.
 enum Body<'a> {
     None,
-    Json(&'a Value),
-    JsonBytes(&'a [u8]),
+    /// Serialized JSON.
+    Json(&'a [u8]),
     Raw {
         bytes: &'a [u8],
         headers: &'a [(&'a str, String)],
     },
 }
 
-/// The answer as JSON (Null when empty). Read as a stream: a settings export can be far
-/// larger than what `into_string` accepts.
-fn read_json(response: ureq::Response) -> Result<Value, CliError> {
+/// The answer read as `T` (an empty answer reads as JSON `null`). Read as a stream: a settings
+/// export can be far larger than what `into_string` accepts.
+fn read_answer<T: DeserializeOwned>(response: ureq::Response) -> Result<T, CliError> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut response.into_reader(), &mut bytes)
         .map_err(|e| CliError::local(format!("could not read the server's answer: {e}")))?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Null);
-    }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| CliError::local(format!("the server's answer is not JSON: {e}")))
+    let answer = if bytes.iter().all(u8::is_ascii_whitespace) {
+        serde_json::from_value(Value::Null)
+    } else {
+        serde_json::from_slice(&bytes)
+    };
+    answer.map_err(|e| CliError::local(format!("the server's answer is not readable: {e}")))
 }
 
 fn server_error(status: u16, response: ureq::Response) -> CliError {

@@ -1,14 +1,25 @@
 //! Printers: `--json` prints the server's JSON with keys sorted; plain output (tables and
 //! lines) is for people.
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// Prints `value` as pretty JSON with object keys sorted at every level.
-pub fn print_json(value: &Value) {
+pub fn print_json<T: Serialize + ?Sized>(value: &T) {
+    let value = serde_json::to_value(value).unwrap_or_default();
     println!(
         "{}",
-        serde_json::to_string_pretty(&sorted(value)).unwrap_or_default()
+        serde_json::to_string_pretty(&sorted(&value)).unwrap_or_default()
     );
+}
+
+/// Prints a server's answer: as sorted JSON with `--json`, else as `for_people` writes it.
+pub fn print_answer<T: Serialize>(json: bool, answer: &T, for_people: impl FnOnce(&T)) {
+    if json {
+        print_json(answer);
+    } else {
+        for_people(answer);
+    }
 }
 
 /// A copy of `value` whose objects list their keys in sorted order.
@@ -25,6 +36,15 @@ pub fn sorted(value: &Value) -> Value {
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
         other => other.clone(),
+    }
+}
+
+/// [`print_table`], or the line `empty` when there are no rows.
+pub fn print_table_or<const N: usize>(empty: &str, header: &[&str; N], rows: &[[String; N]]) {
+    if rows.is_empty() {
+        println!("{empty}");
+    } else {
+        print_table(header, rows);
     }
 }
 
@@ -50,11 +70,21 @@ pub fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) {
     }
 }
 
-/// The string field `key` of a JSON object, or an empty string.
-pub fn text_field(value: &Value, key: &str) -> String {
-    value
-        .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
+/// `yes` or `no`, for a table cell.
+pub fn yes_no(flag: bool) -> String {
+    if flag { "yes" } else { "no" }.to_string()
+}
+
+/// An optional text that is set and not empty.
+pub fn non_empty(text: &Option<String>) -> Option<&str> {
+    text.as_deref().filter(|text| !text.is_empty())
+}
+
+/// One line `<prefix><text>` for each text that is set and not empty.
+pub fn print_lines(lines: &[(&str, &Option<String>)]) {
+    for (prefix, text) in lines {
+        if let Some(text) = non_empty(text) {
+            println!("{prefix}{text}");
+        }
+    }
 }

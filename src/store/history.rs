@@ -6,7 +6,6 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
 use uuid::Uuid;
 
 use unicode_normalization::char::is_combining_mark;
@@ -16,30 +15,8 @@ use super::text::count_words;
 use super::{Store, StoreError};
 use crate::wire;
 
-/// A history entry as stored and as `GET /v1/history` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HistoryEntry {
-    #[serde(serialize_with = "wire::upper_uuid")]
-    pub id: Uuid,
-    pub text: String,
-    pub raw_text: String,
-    #[serde(serialize_with = "wire::timestamp")]
-    pub timestamp: DateTime<Utc>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub app_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub app_bundle_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub app_url: Option<String>,
-    /// Audio length in seconds.
-    pub duration: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub language: Option<String>,
-    pub engine: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    pub words_count: u32,
-}
+/// A history entry: its shape is the wire's (`GET /v1/history` lists it as stored).
+pub use crate::wire::HistoryEntry;
 
 /// What a transcription or dictation hands to [`Store::insert_history`].
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,6 +1,13 @@
-//! `POST /v1/settings/import`: the summary of what an import did.
+//! `GET /v1/settings/export` (the backup document) and `POST /v1/settings/import` (the summary
+//! of what an import did).
 
 use serde::{Deserialize, Serialize};
+
+/// `GET /v1/settings/export` answers, and `POST /v1/settings/import` takes, a settings backup
+/// document (`schemaVersion` 1). The backup module writes and reads it (`Backup::to_json`,
+/// `Backup::from_json`, which names the first problem); it stays JSON on the wire so that an
+/// exported file holds exactly what the server sent.
+pub type SettingsDocument = serde_json::Value;
 
 /// `POST /v1/settings/import`: what the import did, category by category.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,18 +1,29 @@
-//! The wire vocabulary: the request and response types of the routes, shared by the server and
-//! the CLI client, and the one table of transcription fields (form name, header, JSON key).
+//! The wire vocabulary: the request and response types of the routes, one file per resource,
+//! used by the server's handlers and by the CLI's typed client, and the one table of
+//! transcription fields (form name, header, JSON key).
+//!
+//! Wire types depend on nothing in the store: the handlers in `api/` build them from store
+//! records. One record is its own wire shape: [`history::HistoryEntry`] lives here and the store
+//! re-exports it, so the history page, a dictation's transcript and the CLI read one type. A
+//! settings backup stays JSON ([`SettingsDocument`]); the backup module gives it its structure.
 
 mod backup;
+pub mod dictionary;
 mod error;
 mod formats;
+pub mod history;
+pub mod rules;
+pub mod sessions;
 mod status;
 pub mod transcription;
 
-pub use backup::ImportSummary;
+pub use backup::{ImportSummary, SettingsDocument};
 pub use error::{ErrorBody, ErrorDetail};
 pub use formats::{
     format_timestamp, format_uuid, parse_bool_word, parse_timestamp, parse_uuid, timestamp,
     upper_uuid, upper_uuid_opt,
 };
+pub use history::HistoryEntry;
 pub use status::{ModelEntry, ModelList, Status};
 
 /// The current API version reported by `GET /v1/status`.

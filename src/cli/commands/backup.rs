@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::super::output::{print_json, sorted};
+use super::super::output::{print_answer, print_json, sorted};
 use super::super::{CliError, Client, Globals};
 use crate::backup::Backup;
 use crate::files::write_private_atomically;
-use crate::wire::{ImportSummary, MAX_BODY_BYTES};
+use crate::wire::{ImportSummary, MAX_BODY_BYTES, SettingsDocument};
 
 pub fn export(globals: &Globals, path: &Path) -> Result<(), CliError> {
     let path = resolve(path)?;
@@ -27,7 +27,7 @@ pub fn export(globals: &Globals, path: &Path) -> Result<(), CliError> {
             path.display()
         )));
     }
-    let document = Client::from_globals(globals)?.get("/v1/settings/export")?;
+    let document: SettingsDocument = Client::from_globals(globals)?.get("/v1/settings/export")?;
     let backup = Backup::from_json(&document).map_err(|problem| {
         CliError::Local(format!(
             "the server's export is not a valid settings backup ({problem}); nothing was written"
@@ -83,14 +83,14 @@ pub fn import(globals: &Globals, path: &Path) -> Result<(), CliError> {
     }
     let bytes = std::fs::read(&path)
         .map_err(|e| CliError::Local(format!("cannot read {}: {e}", path.display())))?;
-    let answer = Client::from_globals(globals)?.post_json_bytes("/v1/settings/import", &bytes)?;
-    if globals.json {
-        print_json(&answer);
-        return Ok(());
-    }
-    let s: ImportSummary = serde_json::from_value(answer).map_err(|e| {
-        CliError::Local(format!("the server's import summary is not readable: {e}"))
-    })?;
+    let summary: ImportSummary =
+        Client::from_globals(globals)?.post_json_bytes("/v1/settings/import", &bytes)?;
+    print_answer(globals.json, &summary, |s| print_summary(&path, s));
+    Ok(())
+}
+
+/// What an import did, one line per category.
+fn print_summary(path: &Path, s: &ImportSummary) {
     let plugins_note = if s.plugins_registry_fetch_failed {
         " (the plugin registry could not be reached)"
     } else {
@@ -153,7 +153,6 @@ pub fn import(globals: &Globals, path: &Path) -> Result<(), CliError> {
     for (category, what) in lines {
         println!("  {category:<16}{what}");
     }
-    Ok(())
 }
 
 /// `~` and `~/...` expand to the home folder; relative paths are taken from the current

@@ -1,10 +1,10 @@
 //! `verbatim dictation start [--workflow ID] | stop | status | result ID [--wait]`.
 
-use serde_json::json;
-
-use super::super::output::{print_json, text_field};
+use super::super::output::{non_empty, print_answer, print_lines};
 use super::super::{CliError, Client, Globals};
-use super::sessions::{ensure_completed, wait_for_end};
+use super::sessions::{ensure_completed, read_session, stop};
+use crate::wire::format_uuid;
+use crate::wire::sessions::{DictationSession, DictationStarted, DictationStatus, StartDictation};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DictationCommand {
@@ -31,65 +31,40 @@ pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError>
     let client = Client::from_globals(globals)?;
     match command {
         DictationCommand::Start { workflow } => {
-            let body = match workflow {
-                Some(id) => json!({ "workflow_id": id }),
-                None => json!({}),
+            let body = StartDictation {
+                workflow_id: workflow,
             };
-            let answer = client.post_json("/v1/dictation/start", &body)?;
-            if globals.json {
-                print_json(&answer);
-            } else {
-                let workflow = text_field(&answer, "workflow_name");
-                let with = if workflow.is_empty() {
-                    String::new()
-                } else {
-                    format!(" with workflow '{workflow}'")
-                };
-                println!("Dictating{with}; session {}.", text_field(&answer, "id"));
-            }
-            Ok(())
+            let answer: DictationStarted = client.send("POST", "/v1/dictation/start", &body)?;
+            print_answer(globals.json, &answer, |answer| {
+                let with = non_empty(&answer.workflow_name)
+                    .map(|workflow| format!(" with workflow '{workflow}'"))
+                    .unwrap_or_default();
+                println!("Dictating{with}; session {}.", format_uuid(&answer.id));
+            });
         }
-        DictationCommand::Stop => {
-            let answer = client.post_json("/v1/dictation/stop", &json!({}))?;
-            if globals.json {
-                print_json(&answer);
-            } else {
-                println!(
-                    "Stopped; session {} is being transcribed.",
-                    text_field(&answer, "id")
-                );
-            }
-            Ok(())
-        }
+        DictationCommand::Stop => stop(globals, &client, "/v1/dictation/stop", "transcribed")?,
         DictationCommand::Status => {
-            let answer = client.get("/v1/dictation/status")?;
-            if globals.json {
-                print_json(&answer);
-            } else {
-                println!("State: {}", text_field(&answer, "state"));
-                for (label, key) in [("Model", "active_model"), ("Workflow", "active_workflow")] {
-                    let value = text_field(&answer, key);
-                    if !value.is_empty() {
-                        println!("{label}: {value}");
-                    }
-                }
-            }
-            Ok(())
+            let answer: DictationStatus = client.get("/v1/dictation/status")?;
+            print_answer(globals.json, &answer, |answer| {
+                println!("State: {}", answer.state);
+                print_lines(&[
+                    ("Model: ", &answer.active_model),
+                    ("Workflow: ", &answer.active_workflow),
+                ]);
+            });
         }
         DictationCommand::Result { id, wait } => {
-            let answer = if wait {
-                wait_for_end(&client, "/v1/dictation/transcription", &id)?
-            } else {
-                client.get_with_query("/v1/dictation/transcription", &[("id", id)])?
-            };
-            if globals.json {
-                print_json(&answer);
-            } else if let Some(entry) = answer.get("transcription") {
-                println!("{}", text_field(entry, "text"));
-            } else if text_field(&answer, "status") != "failed" {
-                println!("Status: {}", text_field(&answer, "status"));
-            }
-            ensure_completed(&answer, "Dictation")
+            let answer: DictationSession =
+                read_session(&client, "/v1/dictation/transcription", &id, wait)?;
+            print_answer(globals.json, &answer, |answer| {
+                if let Some(entry) = &answer.transcription {
+                    println!("{}", entry.text);
+                } else if answer.status != "failed" {
+                    println!("Status: {}", answer.status);
+                }
+            });
+            return ensure_completed(&answer, "Dictation");
         }
     }
+    Ok(())
 }

@@ -1,10 +1,11 @@
 //! `verbatim dictionary terms [list|add|remove|replace]` and
 //! `verbatim dictionary corrections [list|set|remove]`.
 
-use serde_json::{Value, json};
-
-use super::super::output::{print_json, print_table, text_field};
+use super::super::output::{print_answer, print_table_or, yes_no};
 use super::super::{CliError, Client, Globals};
+use crate::wire::dictionary::{
+    Corrections, DeleteCorrection, DeleteTerm, Deleted, PutCorrection, PutTerms, Terms,
+};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DictionaryCommand {
@@ -62,43 +63,43 @@ pub fn run(globals: &Globals, command: DictionaryCommand) -> Result<(), CliError
     }
 }
 
+fn put_terms(terms: Vec<String>, replace: bool) -> PutTerms {
+    PutTerms {
+        terms: Some(terms),
+        term_entries: None,
+        replace: Some(replace),
+    }
+}
+
 fn terms(
     globals: &Globals,
     client: &Client,
     command: Option<TermsCommand>,
 ) -> Result<(), CliError> {
-    let answer = match command.unwrap_or(TermsCommand::List) {
+    let answer: Terms = match command.unwrap_or(TermsCommand::List) {
         TermsCommand::List => client.get(TERMS)?,
-        TermsCommand::Add { terms } => {
-            client.send_json("PUT", TERMS, &json!({"terms": terms, "replace": false}))?
-        }
-        TermsCommand::Replace { terms } => {
-            client.send_json("PUT", TERMS, &json!({"terms": terms, "replace": true}))?
-        }
+        TermsCommand::Add { terms } => client.send("PUT", TERMS, &put_terms(terms, false))?,
+        TermsCommand::Replace { terms } => client.send("PUT", TERMS, &put_terms(terms, true))?,
         TermsCommand::Remove { term } => {
-            let answer = client.send_json("DELETE", TERMS, &json!({ "term": term }))?;
-            return print_deleted(globals, &answer, &format!("the term '{term}'"), "terms");
+            let answer = client.send("DELETE", TERMS, &DeleteTerm { term: term.clone() })?;
+            return print_deleted(globals, &answer, &format!("the term '{term}'"), "term");
         }
     };
-    if globals.json {
-        print_json(&answer);
-        return Ok(());
-    }
-    let entries = list(&answer, "term_entries");
-    if entries.is_empty() {
-        println!("No recognition terms.");
-        return Ok(());
-    }
-    for entry in &entries {
-        match entry.get("ctc_min_similarity").and_then(Value::as_f64) {
-            Some(similarity) => println!(
-                "{}  (minimum similarity {similarity})",
-                text_field(entry, "term")
-            ),
-            None => println!("{}", text_field(entry, "term")),
+    print_answer(globals.json, &answer, |answer| {
+        if answer.term_entries.is_empty() {
+            println!("No recognition terms.");
+            return;
         }
-    }
-    println!("{} in all.", plural(entries.len(), "term"));
+        for entry in &answer.term_entries {
+            match entry.ctc_min_similarity {
+                Some(similarity) => {
+                    println!("{}  (minimum similarity {similarity})", entry.term)
+                }
+                None => println!("{}", entry.term),
+            }
+        }
+        println!("{} in all.", plural(answer.term_entries.len(), "term"));
+    });
     Ok(())
 }
 
@@ -107,73 +108,62 @@ fn corrections(
     client: &Client,
     command: Option<CorrectionsCommand>,
 ) -> Result<(), CliError> {
-    let answer = match command.unwrap_or(CorrectionsCommand::List) {
+    let answer: Corrections = match command.unwrap_or(CorrectionsCommand::List) {
         CorrectionsCommand::List => client.get(CORRECTIONS)?,
         CorrectionsCommand::Set {
             original,
             replacement,
             case_sensitive,
-        } => client.send_json(
-            "PUT",
-            CORRECTIONS,
-            &json!({"original": original, "replacement": replacement, "caseSensitive": case_sensitive}),
-        )?,
+        } => {
+            let body = PutCorrection {
+                original,
+                replacement,
+                case_sensitive: Some(case_sensitive),
+            };
+            client.send("PUT", CORRECTIONS, &body)?
+        }
         CorrectionsCommand::Remove { original } => {
-            let answer = client.send_json("DELETE", CORRECTIONS, &json!({ "original": original }))?;
+            let body = DeleteCorrection {
+                original: original.clone(),
+            };
+            let answer = client.send("DELETE", CORRECTIONS, &body)?;
             let what = format!("the correction for '{original}'");
-            return print_deleted(globals, &answer, &what, "corrections");
+            return print_deleted(globals, &answer, &what, "correction");
         }
     };
-    if globals.json {
-        print_json(&answer);
-        return Ok(());
-    }
-    let entries = list(&answer, "corrections");
-    if entries.is_empty() {
-        println!("No corrections.");
-        return Ok(());
-    }
-    let rows: Vec<[String; 3]> = entries
-        .iter()
-        .map(|c| {
-            let sensitive = c.get("caseSensitive").and_then(Value::as_bool) == Some(true);
-            [
-                text_field(c, "original"),
-                text_field(c, "replacement"),
-                if sensitive { "yes" } else { "no" }.to_string(),
-            ]
-        })
-        .collect();
-    print_table(&["ORIGINAL", "REPLACEMENT", "CASE-SENSITIVE"], &rows);
+    print_answer(globals.json, &answer, |answer| {
+        let rows: Vec<[String; 3]> = answer
+            .corrections
+            .iter()
+            .map(|c| {
+                [
+                    c.original.clone(),
+                    c.replacement.clone(),
+                    yes_no(c.case_sensitive),
+                ]
+            })
+            .collect();
+        let header = ["ORIGINAL", "REPLACEMENT", "CASE-SENSITIVE"];
+        print_table_or("No corrections.", &header, &rows);
+    });
     Ok(())
 }
 
 fn print_deleted(
     globals: &Globals,
-    answer: &Value,
+    answer: &Deleted,
     what: &str,
     noun: &str,
 ) -> Result<(), CliError> {
-    if globals.json {
-        print_json(answer);
-        return Ok(());
-    }
-    let count = answer.get("count").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let left = plural(count, &noun[..noun.len() - 1]);
-    if answer.get("deleted").and_then(Value::as_bool) == Some(true) {
-        println!("Removed {what}; {left} left.");
-    } else {
-        println!("There is no {}; {left}.", what.trim_start_matches("the "));
-    }
+    print_answer(globals.json, answer, |answer| {
+        let left = plural(answer.count, noun);
+        if answer.deleted {
+            println!("Removed {what}; {left} left.");
+        } else {
+            println!("There is no {}; {left}.", what.trim_start_matches("the "));
+        }
+    });
     Ok(())
-}
-
-fn list(answer: &Value, key: &str) -> Vec<Value> {
-    answer
-        .get(key)
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
 }
 
 fn plural(count: usize, noun: &str) -> String {

@@ -1,9 +1,9 @@
 //! `verbatim history [list] [--query Q] [--limit N] [--offset N]` and `history delete ID`.
 
-use serde_json::Value;
-
-use super::super::output::{print_json, print_table, text_field};
+use super::super::output::{print_answer, print_json, print_table};
 use super::super::{CliError, Client, Globals};
+use crate::wire::history::{Deleted, Page};
+use crate::wire::{format_timestamp, format_uuid};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum HistoryCommand {
@@ -36,12 +36,11 @@ pub fn run(
         None => list(globals, &client, &list_args),
         Some(HistoryCommand::List(args)) => list(globals, &client, &args),
         Some(HistoryCommand::Delete { id }) => {
-            let answer = client.send_query("DELETE", "/v1/history", &[("id", id.clone())])?;
-            if globals.json {
-                print_json(&answer);
-            } else {
-                println!("Deleted history entry {id}.");
-            }
+            let answer: Deleted =
+                client.send_query("DELETE", "/v1/history", &[("id", id.clone())])?;
+            print_answer(globals.json, &answer, |_| {
+                println!("Deleted history entry {id}.")
+            });
             Ok(())
         }
     }
@@ -58,18 +57,18 @@ fn list(globals: &Globals, client: &Client, args: &ListArgs) -> Result<(), CliEr
     if let Some(offset) = args.offset {
         query.push(("offset", offset.to_string()));
     }
-    let answer = client.get_with_query("/v1/history", &query)?;
+    let page: Page = client.get_with_query("/v1/history", &query)?;
     if globals.json {
-        print_json(&answer);
+        print_json(&page);
         return Ok(());
     }
-    let entries = answer
-        .get("entries")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let number = |key: &str| answer.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let (total, offset) = (number("total"), number("offset"));
+    let Page {
+        entries,
+        total,
+        offset,
+        ..
+    } = page;
+    let offset = offset.max(0) as u64;
     if entries.is_empty() {
         match (&args.query, total) {
             (_, 0) if args.query.is_some() => println!("No history entries match."),
@@ -82,14 +81,11 @@ fn list(globals: &Globals, client: &Client, args: &ListArgs) -> Result<(), CliEr
         .iter()
         .map(|e| {
             [
-                text_field(e, "id"),
-                text_field(e, "timestamp"),
-                text_field(e, "app_name"),
-                e.get("words_count")
-                    .and_then(Value::as_u64)
-                    .map(|n| n.to_string())
-                    .unwrap_or_default(),
-                preview(&text_field(e, "text"), 60),
+                format_uuid(&e.id),
+                format_timestamp(&e.timestamp),
+                e.app_name.clone().unwrap_or_default(),
+                e.words_count.to_string(),
+                preview(&e.text, 60),
             ]
         })
         .collect();

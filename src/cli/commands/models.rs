@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::super::output::{print_json, print_table, text_field};
+use super::super::output::{print_answer, print_json, print_table_or};
 use super::super::{CliError, Client, Globals};
 use super::config::open_store;
 use crate::app::model_dir;
@@ -14,6 +14,7 @@ use crate::engine::import_ct2::{ImportOptions, Quantization, import_ct2};
 use crate::engine::models::catalog::whisper_model;
 use crate::engine::models::sha256_file;
 use crate::store::{PrefValue, preferences};
+use crate::wire::ModelList;
 
 #[derive(Debug, Default, clap::Subcommand)]
 pub enum ModelsCommand {
@@ -213,44 +214,28 @@ fn remove(globals: &Globals, id: &str) -> Result<(), CliError> {
 }
 
 fn list(globals: &Globals) -> Result<(), CliError> {
-    let answer = Client::from_globals(globals)?.get("/v1/models")?;
-    if globals.json {
-        print_json(&answer);
-        return Ok(());
-    }
-    let models = answer
-        .get("models")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if models.is_empty() {
-        println!("No models available.");
-        return Ok(());
-    }
-    let rows: Vec<[String; 6]> = models
-        .iter()
-        .map(|m| {
-            let selected = if m.get("selected").and_then(Value::as_bool) == Some(true) {
-                "*"
-            } else {
-                ""
-            };
-            [
-                format!("{selected}{}", text_field(m, "id")),
-                text_field(m, "engine"),
-                text_field(m, "name"),
-                text_field(m, "size_description"),
-                m.get("language_count")
-                    .and_then(Value::as_u64)
-                    .map(|n| n.to_string())
-                    .unwrap_or_default(),
-                text_field(m, "status"),
-            ]
-        })
-        .collect();
-    print_table(
-        &["ID", "ENGINE", "NAME", "SIZE", "LANGUAGES", "STATUS"],
-        &rows,
-    );
+    let answer: ModelList = Client::from_globals(globals)?.get("/v1/models")?;
+    print_answer(globals.json, &answer, |answer| {
+        let rows: Vec<[String; 6]> = answer
+            .models
+            .iter()
+            .map(|m| {
+                let selected = if m.selected { "*" } else { "" };
+                [
+                    format!("{selected}{}", m.id),
+                    m.engine.clone(),
+                    m.name.clone(),
+                    m.size_description.clone(),
+                    m.language_count.to_string(),
+                    m.status.clone(),
+                ]
+            })
+            .collect();
+        print_table_or(
+            "No models available.",
+            &["ID", "ENGINE", "NAME", "SIZE", "LANGUAGES", "STATUS"],
+            &rows,
+        );
+    });
     Ok(())
 }

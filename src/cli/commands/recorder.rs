@@ -1,10 +1,10 @@
 //! `verbatim recorder start [--mic BOOL] [--system-audio BOOL] | stop | status | session ID [--wait]`.
 
-use serde_json::{Value, json};
-
-use super::super::output::{print_json, text_field};
+use super::super::output::{print_answer, print_lines};
 use super::super::{CliError, Client, Globals};
-use super::sessions::{ensure_completed, wait_for_end};
+use super::sessions::{ensure_completed, read_session, stop};
+use crate::wire::format_uuid;
+use crate::wire::sessions::{RecorderSession, RecorderStatus, SessionState};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RecorderCommand {
@@ -34,64 +34,34 @@ pub fn run(globals: &Globals, command: RecorderCommand) -> Result<(), CliError> 
     let client = Client::from_globals(globals)?;
     match command {
         RecorderCommand::Start { mic, system_audio } => {
-            let mut query = Vec::new();
-            if let Some(mic) = mic {
-                query.push(("mic", mic.to_string()));
-            }
-            if let Some(system) = system_audio {
-                query.push(("system_audio", system.to_string()));
-            }
-            let answer = client.send_query("POST", "/v1/recorder/start", &query)?;
-            if globals.json {
-                print_json(&answer);
-            } else {
-                println!("Recording; session {}.", text_field(&answer, "id"));
-            }
-            Ok(())
+            let query: Vec<(&str, String)> = [("mic", mic), ("system_audio", system_audio)]
+                .into_iter()
+                .filter_map(|(name, flag)| Some((name, flag?.to_string())))
+                .collect();
+            let answer: SessionState = client.send_query("POST", "/v1/recorder/start", &query)?;
+            print_answer(globals.json, &answer, |answer| {
+                println!("Recording; session {}.", format_uuid(&answer.id))
+            });
         }
-        RecorderCommand::Stop => {
-            let answer = client.post_json("/v1/recorder/stop", &json!({}))?;
-            if globals.json {
-                print_json(&answer);
-            } else {
-                println!(
-                    "Stopped; session {} is being finalized.",
-                    text_field(&answer, "id")
-                );
-            }
-            Ok(())
-        }
+        RecorderCommand::Stop => stop(globals, &client, "/v1/recorder/stop", "finalized")?,
         RecorderCommand::Status => {
-            let answer = client.get("/v1/recorder/status")?;
-            if globals.json {
-                print_json(&answer);
-            } else if answer.get("recording").and_then(Value::as_bool) == Some(true) {
-                println!("Recording.");
-            } else {
-                println!("Not recording.");
-            }
-            Ok(())
+            let answer: RecorderStatus = client.get("/v1/recorder/status")?;
+            print_answer(globals.json, &answer, |answer| {
+                if answer.recording {
+                    println!("Recording.");
+                } else {
+                    println!("Not recording.");
+                }
+            });
         }
         RecorderCommand::Session { id, wait } => {
-            let answer = if wait {
-                wait_for_end(&client, "/v1/recorder/session", &id)?
-            } else {
-                client.get_with_query("/v1/recorder/session", &[("id", id)])?
-            };
-            if globals.json {
-                print_json(&answer);
-            } else {
-                println!("Status: {}", text_field(&answer, "status"));
-                let file = text_field(&answer, "output_file");
-                if !file.is_empty() {
-                    println!("File: {file}");
-                }
-                let text = text_field(&answer, "text");
-                if !text.is_empty() {
-                    println!("{text}");
-                }
-            }
-            ensure_completed(&answer, "Recording")
+            let answer: RecorderSession = read_session(&client, "/v1/recorder/session", &id, wait)?;
+            print_answer(globals.json, &answer, |answer| {
+                println!("Status: {}", answer.status);
+                print_lines(&[("File: ", &answer.output_file), ("", &answer.text)]);
+            });
+            return ensure_completed(&answer, "Recording");
         }
     }
+    Ok(())
 }

@@ -1,9 +1,9 @@
 //! `verbatim rules [list]` and `verbatim rules toggle ID`.
 
-use serde_json::Value;
-
-use super::super::output::{print_json, print_table, text_field};
+use super::super::output::{print_answer, print_table_or, yes_no};
 use super::super::{CliError, Client, Globals};
+use crate::wire::format_uuid;
+use crate::wire::rules::{Rule, RuleList, Toggled};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RulesCommand {
@@ -16,86 +16,67 @@ pub enum RulesCommand {
 pub fn run(globals: &Globals, command: Option<RulesCommand>) -> Result<(), CliError> {
     let client = Client::from_globals(globals)?;
     match command.unwrap_or(RulesCommand::List) {
-        RulesCommand::List => list(globals, &client),
+        RulesCommand::List => {
+            let answer: RuleList = client.get("/v1/rules")?;
+            print_answer(globals.json, &answer, |answer| list(&answer.rules));
+        }
         RulesCommand::Toggle { id } => {
-            let answer = client.send_query("PUT", "/v1/rules/toggle", &[("id", id)])?;
-            if globals.json {
-                print_json(&answer);
-            } else {
-                let state = if answer.get("is_enabled").and_then(Value::as_bool) == Some(true) {
+            let answer: Toggled = client.send_query("PUT", "/v1/rules/toggle", &[("id", id)])?;
+            print_answer(globals.json, &answer, |answer| {
+                let state = if answer.is_enabled {
                     "enabled"
                 } else {
                     "disabled"
                 };
-                println!("Rule '{}' is now {state}.", text_field(&answer, "name"));
-            }
-            Ok(())
+                println!("Rule '{}' is now {state}.", answer.name);
+            });
         }
     }
+    Ok(())
 }
 
-fn list(globals: &Globals, client: &Client) -> Result<(), CliError> {
-    let answer = client.get("/v1/rules")?;
-    if globals.json {
-        print_json(&answer);
-        return Ok(());
-    }
-    let rules = answer
-        .get("rules")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if rules.is_empty() {
-        println!("No rules.");
-        return Ok(());
-    }
+fn list(rules: &[Rule]) {
     let rows: Vec<[String; 7]> = rules
         .iter()
         .map(|r| {
-            let enabled = r.get("is_enabled").and_then(Value::as_bool) == Some(true);
             [
-                text_field(r, "id"),
-                text_field(r, "name"),
-                if enabled { "yes" } else { "no" }.to_string(),
-                r.get("priority").map(Value::to_string).unwrap_or_default(),
-                joined(r, "bundle_identifiers"),
-                joined(r, "url_patterns"),
+                format_uuid(&r.id),
+                r.name.clone(),
+                yes_no(r.is_enabled),
+                r.priority.to_string(),
+                r.bundle_identifiers.join(", "),
+                r.url_patterns.join(", "),
                 language(r),
             ]
         })
         .collect();
-    print_table(
+    print_table_or(
+        "No rules.",
         &[
             "ID", "NAME", "ENABLED", "PRIORITY", "APPS", "URLS", "LANGUAGE",
         ],
         &rows,
     );
-    Ok(())
-}
-
-fn joined(rule: &Value, key: &str) -> String {
-    rule.get(key)
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default()
 }
 
 /// `exact fr`, `multiple de, en`, `auto`, `inherit`, with `-> en` for a translation target.
-fn language(rule: &Value) -> String {
-    let mut text = text_field(rule, "language_mode");
+fn language(rule: &Rule) -> String {
+    let mut text = rule.language_mode.clone();
     match text.as_str() {
-        "exact" => text = format!("{text} {}", text_field(rule, "input_language")),
-        "multiple" => text = format!("{text} {}", joined(rule, "language_hints")),
+        "exact" => {
+            text = format!(
+                "{text} {}",
+                rule.input_language.as_deref().unwrap_or_default()
+            )
+        }
+        "multiple" => text = format!("{text} {}", rule.language_hints.join(", ")),
         _ => {}
     }
-    let target = text_field(rule, "translation_target_language");
-    if !target.is_empty() {
+    if let Some(target) = rule
+        .translation_target_language
+        .as_deref()
+        .filter(|t| !t.is_empty())
+    {
         text = format!("{text} -> {target}");
     }
     text.trim().to_string()

@@ -1,24 +1,66 @@
-//! Waiting for a dictation or Recorder session to end: polls its route with a spinner until the
-//! status is `completed` or `failed`.
+//! What dictation and Recorder sessions share: stopping one, and reading one, optionally
+//! waiting for it to end (polling its route with a spinner until it is `completed` or `failed`).
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use uuid::Uuid;
 
-use super::super::output::text_field;
-use super::super::{CliError, Client};
+use super::super::output::print_answer;
+use super::super::{CliError, Client, Globals};
+use crate::wire::format_uuid;
+use crate::wire::sessions::{DictationSession, RecorderSession, SessionState};
 
 /// Time between two polls.
 const POLL: Duration = Duration::from_millis(250);
 
-/// Polls `path?id=` until the session ends; returns its last answer. A spinner shows the status
-/// on a terminal.
-pub fn wait_for_end(client: &Client, path: &str, id: &str) -> Result<Value, CliError> {
+/// What the CLI reads of a polled session.
+pub trait Polled: DeserializeOwned {
+    /// Its id, its status and, when it failed, why.
+    fn state(&self) -> (Uuid, &str, Option<&str>);
+}
+
+impl Polled for DictationSession {
+    fn state(&self) -> (Uuid, &str, Option<&str>) {
+        (self.id, &self.status, self.error.as_deref())
+    }
+}
+
+impl Polled for RecorderSession {
+    fn state(&self) -> (Uuid, &str, Option<&str>) {
+        (self.id, &self.status, self.error.as_deref())
+    }
+}
+
+/// `POST path` that stops a session: prints `Stopped; session ID is being <next>.`.
+pub fn stop(globals: &Globals, client: &Client, path: &str, next: &str) -> Result<(), CliError> {
+    let answer: SessionState = client.post_empty(path)?;
+    print_answer(globals.json, &answer, |answer| {
+        println!(
+            "Stopped; session {} is being {next}.",
+            format_uuid(&answer.id)
+        )
+    });
+    Ok(())
+}
+
+/// The session `path?id=` shows; with `wait`, its answer once it has ended (a spinner shows the
+/// status on a terminal meanwhile).
+pub fn read_session<T: Polled>(
+    client: &Client,
+    path: &str,
+    id: &str,
+    wait: bool,
+) -> Result<T, CliError> {
+    let query = [("id", id.to_string())];
+    if !wait {
+        return client.get_with_query(path, &query);
+    }
     let spinner = indicatif::ProgressBar::new_spinner();
     spinner.enable_steady_tick(Duration::from_millis(100));
     loop {
-        let answer = client.get_with_query(path, &[("id", id.to_string())])?;
-        let status = text_field(&answer, "status");
+        let answer: T = client.get_with_query(path, &query)?;
+        let (_, status, _) = answer.state();
         if status == "completed" || status == "failed" {
             spinner.finish_and_clear();
             return Ok(answer);
@@ -29,17 +71,15 @@ pub fn wait_for_end(client: &Client, path: &str, id: &str) -> Result<Value, CliE
 }
 
 /// A session that ended `failed` is an error (exit code 3) carrying the server's reason.
-pub fn ensure_completed(answer: &Value, what: &str) -> Result<(), CliError> {
-    if text_field(answer, "status") == "failed" {
-        let reason = text_field(answer, "error");
+pub fn ensure_completed(answer: &impl Polled, what: &str) -> Result<(), CliError> {
+    let (id, status, error) = answer.state();
+    if status == "failed" {
         return Err(CliError::SessionFailed(format!(
             "{what} {} failed: {}",
-            text_field(answer, "id"),
-            if reason.is_empty() {
-                "no reason given"
-            } else {
-                &reason
-            }
+            format_uuid(&id),
+            error
+                .filter(|reason| !reason.is_empty())
+                .unwrap_or("no reason given")
         )));
     }
     Ok(())

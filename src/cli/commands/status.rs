@@ -1,21 +1,19 @@
 //! `verbatim status`: `Ready - <engine> (<model>)` or `No model loaded`.
 
-use super::super::output::print_json;
+use super::super::output::print_answer;
 use super::super::{CliError, Client, Globals};
+use crate::wire::Status;
 
 pub fn run(globals: &Globals) -> Result<(), CliError> {
-    let status = Client::from_globals(globals)?.get("/v1/status")?;
-    if globals.json {
-        print_json(&status);
-        return Ok(());
-    }
-    let field = |name: &str| status.get(name).and_then(|v| v.as_str());
-    match (field("status"), field("engine")) {
-        (Some("ready"), Some(engine)) => match field("model") {
-            Some(model) => println!("Ready - {engine} ({model})"),
-            None => println!("Ready - {engine}"),
-        },
-        _ => println!("No model loaded"),
-    }
+    let status: Status = Client::from_globals(globals)?.get("/v1/status")?;
+    print_answer(globals.json, &status, |status| {
+        match (status.status.as_str(), &status.engine) {
+            ("ready", Some(engine)) => match &status.model {
+                Some(model) => println!("Ready - {engine} ({model})"),
+                None => println!("Ready - {engine}"),
+            },
+            _ => println!("No model loaded"),
+        }
+    });
     Ok(())
 }

@@ -4,11 +4,12 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
-
 use super::super::output::print_json;
 use super::super::{CliError, Client, Globals};
 use crate::wire::MAX_BODY_BYTES;
+use crate::wire::transcription::{
+    LocalFileRequest, ResponseFormat, TranscribeOptions, Transcription, TranscriptionSegment,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -56,24 +57,22 @@ pub struct TranscribeArgs {
 
 pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
     let client = Client::from_globals(globals)?;
-    let wants_segments = matches!(args.format, Format::VerboseJson | Format::Srt | Format::Vtt);
-    let response_format = if wants_segments {
-        "verbose_json"
-    } else {
-        "json"
-    };
     let query = if args.await_download {
         "?await_download=1"
     } else {
         ""
     };
-    let result = match args.input.as_deref() {
-        None | Some("-") => upload_stdin(&client, &args, response_format, query)?,
+    let result: Transcription = match args.input.as_deref() {
+        None | Some("-") => {
+            let audio = read_stdin()?;
+            let mut headers = vec![("Content-Type", "application/octet-stream".to_string())];
+            headers.extend(options(&args)?.headers());
+            client.post_bytes(&format!("/v1/transcribe{query}"), &audio, &headers)?
+        }
         Some(path) => {
             let path = absolute(path)?;
-            let mut body = options_json(&args, response_format);
-            body["path"] = json!(path);
-            client.post_json(&format!("/v1/transcribe/local-file{query}"), &body)?
+            let body = LocalFileRequest::new(path, &options(&args)?);
+            client.send("POST", &format!("/v1/transcribe/local-file{query}"), &body)?
         }
     };
     if globals.json {
@@ -82,9 +81,9 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
     }
     match args.format {
         Format::Json | Format::VerboseJson => print_json(&result),
-        Format::Text => println!("{}", result["text"].as_str().unwrap_or_default()),
-        Format::Srt => print!("{}", subtitles(&result, false)),
-        Format::Vtt => print!("{}", subtitles(&result, true)),
+        Format::Text => println!("{}", result.text),
+        Format::Srt => print!("{}", subtitles(segments(&result), false)),
+        Format::Vtt => print!("{}", subtitles(segments(&result), true)),
     }
     Ok(())
 }
@@ -105,36 +104,35 @@ fn absolute(path: &str) -> Result<String, CliError> {
     Ok(path.to_string_lossy().into_owned())
 }
 
-fn options_json(args: &TranscribeArgs, response_format: &str) -> Value {
-    let mut body = json!({ "response_format": response_format });
-    let texts = [
-        ("language", &args.language),
-        ("task", &args.task),
-        ("target_language", &args.translate_to),
-        ("prompt", &args.prompt),
-        ("engine", &args.engine),
-        ("model", &args.model),
-    ];
-    for (key, value) in texts {
-        if let Some(value) = value {
-            body[key] = json!(value);
-        }
+/// The request's options, as the server reads them from either carrier. A `--task` the table
+/// refuses is refused here, with the server's message.
+fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
+    let wants_segments = matches!(args.format, Format::VerboseJson | Format::Srt | Format::Vtt);
+    let mut options = TranscribeOptions {
+        language: args.language.clone(),
+        language_hints: args.language_hint.clone(),
+        target_language: args.translate_to.clone(),
+        response_format: if wants_segments {
+            ResponseFormat::VerboseJson
+        } else {
+            ResponseFormat::Json
+        },
+        prompt: args.prompt.clone(),
+        engine: args.engine.clone(),
+        model: args.model.clone(),
+        apply_corrections: args.no_corrections.then_some(false),
+        ..TranscribeOptions::default()
+    };
+    if let Some(task) = &args.task {
+        options
+            .set_form_field("task", task)
+            .map_err(|refused| CliError::Local(refused.0))?;
     }
-    if !args.language_hint.is_empty() {
-        body["language_hints"] = json!(args.language_hint);
-    }
-    if args.no_corrections {
-        body["apply_corrections"] = json!(false);
-    }
-    body
+    Ok(options)
 }
 
-fn upload_stdin(
-    client: &Client,
-    args: &TranscribeArgs,
-    response_format: &str,
-    query: &str,
-) -> Result<Value, CliError> {
+/// Standard input, refused when empty or over the upload limit.
+fn read_stdin() -> Result<Vec<u8>, CliError> {
     let mut audio = Vec::new();
     std::io::stdin()
         .take(MAX_BODY_BYTES + 1)
@@ -148,43 +146,22 @@ fn upload_stdin(
             "Standard input is larger than the 256 MiB upload limit".into(),
         ));
     }
-    let mut headers = vec![
-        ("Content-Type", "application/octet-stream".to_string()),
-        ("X-Response-Format", response_format.to_string()),
-    ];
-    let texts = [
-        ("X-Language", &args.language),
-        ("X-Task", &args.task),
-        ("X-Target-Language", &args.translate_to),
-        ("X-Prompt", &args.prompt),
-        ("X-Engine", &args.engine),
-        ("X-Model", &args.model),
-    ];
-    for (name, value) in texts {
-        if let Some(value) = value {
-            headers.push((name, value.clone()));
-        }
-    }
-    if !args.language_hint.is_empty() {
-        headers.push(("X-Language-Hints", args.language_hint.join(",")));
-    }
-    if args.no_corrections {
-        headers.push(("X-Apply-Corrections", "false".into()));
-    }
-    client.post_bytes(&format!("/v1/transcribe{query}"), &audio, &headers)
+    Ok(audio)
+}
+
+fn segments(result: &Transcription) -> &[TranscriptionSegment] {
+    result.segments.as_deref().unwrap_or_default()
 }
 
 /// SRT or WebVTT from the result's segments.
-pub fn subtitles(result: &Value, vtt: bool) -> String {
+pub fn subtitles(segments: &[TranscriptionSegment], vtt: bool) -> String {
     let mut out = String::new();
     if vtt {
         out.push_str("WEBVTT\n\n");
     }
-    let segments = result["segments"].as_array().cloned().unwrap_or_default();
     for (index, segment) in segments.iter().enumerate() {
-        let start = segment["start"].as_f64().unwrap_or(0.0);
-        let end = segment["end"].as_f64().unwrap_or(start);
-        let text = segment["text"].as_str().unwrap_or_default().trim();
+        let (start, end) = (segment.start, segment.end);
+        let text = segment.text.trim();
         if !vtt {
             out.push_str(&format!("{}\n", index + 1));
         }
@@ -215,10 +192,11 @@ mod tests {
 
     #[test]
     fn srt_and_vtt_are_rendered_from_segments() {
-        let result = json!({"segments": [
+        let result: Vec<TranscriptionSegment> = serde_json::from_value(serde_json::json!([
             {"start": 0.0, "end": 1.5, "text": " Hello there."},
             {"start": 61.25, "end": 3725.001, "text": "Bye."}
-        ]});
+        ]))
+        .unwrap();
         assert_eq!(
             subtitles(&result, false),
             "1\n00:00:00,000 --> 00:00:01,500\nHello there.\n\n2\n00:01:01,250 --> 01:02:05,001\nBye.\n\n"

@@ -2,10 +2,12 @@
 //! header, local-file JSON key, kind) read by the server's three parsers and by the CLI client,
 //! and the Transcription object they answer. A new option is one row of the table.
 
+mod kinds;
+
 use serde::{Deserialize, Serialize};
 
-use super::parse_bool_word;
-use crate::engine::Task;
+use kinds::is_unset;
+pub use kinds::{FieldKind, Flag, Format, Hints, OneText, Prompt, TaskName, Text, Unset, Words};
 
 /// Why an option value was refused: a 400 with this message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,180 +35,6 @@ pub struct Field {
     pub kind: &'static str,
 }
 
-/// How a kind of field is read from text (form fields, headers) and JSON, and written back.
-pub trait FieldKind {
-    /// The option's value in [`TranscribeOptions`].
-    type Value;
-    /// Its type in the local-file JSON body.
-    type Json;
-    /// Applies a text value; `list`: a comma-separated list (a header, or a plural form name).
-    fn set_text(
-        slot: &mut Self::Value,
-        name: &str,
-        value: &str,
-        list: bool,
-    ) -> Result<(), FieldError>;
-    /// Applies the value of the JSON key.
-    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Result<(), FieldError>;
-    /// The value as form fields (none when unset).
-    fn to_text(value: &Self::Value) -> Vec<String>;
-}
-
-/// A plain text value, trimmed; empty means unset.
-pub struct Text;
-/// Free text kept as written; blank means unset.
-pub struct Prompt;
-/// Language codes: a form field per code, or a comma-separated list (items trimmed, empties dropped).
-pub struct Hints;
-/// `transcribe` or `translate`.
-pub struct TaskName;
-/// `json` or `verbose_json`.
-pub struct Format;
-/// The contract's boolean words in text, a boolean in JSON.
-pub struct Flag;
-
-fn trimmed(value: &str) -> Option<String> {
-    Some(value.trim().to_string()).filter(|v| !v.is_empty())
-}
-
-impl FieldKind for Text {
-    type Value = Option<String>;
-    type Json = Option<String>;
-    fn set_text(slot: &mut Self::Value, _: &str, value: &str, _: bool) -> Result<(), FieldError> {
-        *slot = trimmed(value);
-        Ok(())
-    }
-    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Result<(), FieldError> {
-        value.map_or(Ok(()), |v| Self::set_text(slot, name, &v, false))
-    }
-    fn to_text(value: &Self::Value) -> Vec<String> {
-        value.iter().cloned().collect()
-    }
-}
-
-impl FieldKind for Prompt {
-    type Value = Option<String>;
-    type Json = Option<String>;
-    fn set_text(slot: &mut Self::Value, _: &str, value: &str, _: bool) -> Result<(), FieldError> {
-        *slot = Some(value.to_string()).filter(|p| !p.trim().is_empty());
-        Ok(())
-    }
-    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Result<(), FieldError> {
-        value.map_or(Ok(()), |v| Self::set_text(slot, name, &v, false))
-    }
-    fn to_text(value: &Self::Value) -> Vec<String> {
-        value.iter().cloned().collect()
-    }
-}
-
-impl FieldKind for Hints {
-    type Value = Vec<String>;
-    type Json = Vec<String>;
-    fn set_text(
-        slot: &mut Self::Value,
-        _: &str,
-        value: &str,
-        list: bool,
-    ) -> Result<(), FieldError> {
-        if list {
-            slot.extend(split_hints(value));
-        } else {
-            slot.extend(trimmed(value));
-        }
-        Ok(())
-    }
-    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Result<(), FieldError> {
-        for hint in value {
-            Self::set_text(slot, name, &hint, false)?;
-        }
-        Ok(())
-    }
-    fn to_text(value: &Self::Value) -> Vec<String> {
-        value.clone()
-    }
-}
-
-impl FieldKind for TaskName {
-    type Value = Option<Task>;
-    type Json = Option<String>;
-    fn set_text(slot: &mut Self::Value, _: &str, value: &str, _: bool) -> Result<(), FieldError> {
-        *slot = Some(match value.trim().to_ascii_lowercase().as_str() {
-            "transcribe" => Task::Transcribe,
-            "translate" => Task::Translate,
-            _ => {
-                return Err(FieldError(format!(
-                    "Invalid 'task' value '{}': use 'transcribe' or 'translate'.",
-                    value.trim()
-                )));
-            }
-        });
-        Ok(())
-    }
-    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Result<(), FieldError> {
-        value.map_or(Ok(()), |v| Self::set_text(slot, name, &v, false))
-    }
-    fn to_text(value: &Self::Value) -> Vec<String> {
-        value
-            .iter()
-            .map(|task| match task {
-                Task::Transcribe => "transcribe".to_string(),
-                Task::Translate => "translate".to_string(),
-            })
-            .collect()
-    }
-}
-
-impl FieldKind for Format {
-    type Value = ResponseFormat;
-    type Json = Option<String>;
-    fn set_text(slot: &mut Self::Value, _: &str, value: &str, _: bool) -> Result<(), FieldError> {
-        *slot = if value.trim().eq_ignore_ascii_case("verbose_json") {
-            ResponseFormat::VerboseJson
-        } else {
-            ResponseFormat::Json
-        };
-        Ok(())
-    }
-    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Result<(), FieldError> {
-        value.map_or(Ok(()), |v| Self::set_text(slot, name, &v, false))
-    }
-    fn to_text(value: &Self::Value) -> Vec<String> {
-        match value {
-            ResponseFormat::Json => vec![],
-            ResponseFormat::VerboseJson => vec!["verbose_json".into()],
-        }
-    }
-}
-
-impl FieldKind for Flag {
-    type Value = Option<bool>;
-    type Json = Option<bool>;
-    fn set_text(
-        slot: &mut Self::Value,
-        name: &str,
-        value: &str,
-        _: bool,
-    ) -> Result<(), FieldError> {
-        let flag = parse_bool_word(value).ok_or_else(|| {
-            FieldError(format!(
-                "Invalid '{name}' value '{}': use true or false.",
-                value.trim()
-            ))
-        })?;
-        *slot = Some(flag);
-        Ok(())
-    }
-    fn set_json(slot: &mut Self::Value, _: &str, value: Self::Json) -> Result<(), FieldError> {
-        if value.is_some() {
-            *slot = value;
-        }
-        Ok(())
-    }
-    fn to_text(value: &Self::Value) -> Vec<String> {
-        value.iter().map(bool::to_string).collect()
-    }
-}
-
 /// Declares the options: the [`TranscribeOptions`] struct, the local-file body and [`FIELDS`],
 /// all from one list, so no carrier can miss an option.
 macro_rules! transcription_fields {
@@ -218,11 +46,11 @@ macro_rules! transcription_fields {
         }
 
         /// The JSON body of `POST /v1/transcribe/local-file`: the path and the options by name.
-        #[derive(Debug, Clone, Default, Deserialize)]
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub struct LocalFileRequest {
             pub path: String,
-            $(#[serde(default)] pub $name: <$kind as FieldKind>::Json,)*
+            $(#[serde(default, skip_serializing_if = "is_unset")] pub $name: <$kind as FieldKind>::Json,)*
         }
 
         /// Every option, in the order the contract lists them.
@@ -249,6 +77,14 @@ macro_rules! transcription_fields {
         }
 
         impl LocalFileRequest {
+            /// The body that carries `options` for the file at `path`.
+            pub fn new(path: String, options: &TranscribeOptions) -> LocalFileRequest {
+                LocalFileRequest {
+                    path,
+                    $($name: <$kind as FieldKind>::to_json(&options.$name),)*
+                }
+            }
+
             /// The options the body carries.
             pub fn options(self) -> Result<TranscribeOptions, FieldError> {
                 let mut options = TranscribeOptions::default();
@@ -289,6 +125,23 @@ impl TranscribeOptions {
             Some(field) => self.set_named(field.name, value, false).map(drop),
             None => self.set_named(name, value, true).map(drop),
         }
+    }
+
+    /// Every set option as `(header, value)` pairs, in table order: the raw-body route's
+    /// headers (a list joined with commas).
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let fields = self.form_fields();
+        FIELDS
+            .iter()
+            .filter_map(|field| {
+                let values: Vec<&str> = fields
+                    .iter()
+                    .filter(|(form, _)| *form == field.form)
+                    .map(|(_, value)| value.as_str())
+                    .collect();
+                (!values.is_empty()).then(|| (field.header, values.join(",")))
+            })
+            .collect()
     }
 
     /// The options carried by `X-*` headers; `header` looks one up by its lower-case name and
@@ -356,6 +209,7 @@ pub struct TranscriptionSegment {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Task;
 
     #[test]
     fn hints_split_on_commas_and_drop_empties() {
@@ -418,6 +272,37 @@ mod tests {
             again.set_form_field(name, &value).unwrap();
         }
         assert_eq!(again, form);
+    }
+
+    #[test]
+    fn the_client_writes_headers_and_bodies_the_server_reads_back() {
+        let mut options = TranscribeOptions {
+            language_hints: vec!["de".into(), "fr".into()],
+            task: Some(Task::Translate),
+            response_format: ResponseFormat::VerboseJson,
+            prompt: Some("Notes, minutes".into()),
+            apply_corrections: Some(false),
+            ..TranscribeOptions::default()
+        };
+        let headers = options.headers();
+        assert!(headers.contains(&("x-language-hints", "de,fr".into())));
+        let read = TranscribeOptions::from_headers(|name| {
+            headers
+                .iter()
+                .find(|(h, _)| *h == name)
+                .map(|(_, v)| Ok(v.as_str()))
+        })
+        .unwrap();
+        assert_eq!(read, options);
+        options.prompt = None;
+        let body = serde_json::to_value(LocalFileRequest::new("/a.wav".into(), &options)).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"path": "/a.wav", "language_hints": ["de", "fr"],
+                "task": "translate", "response_format": "verbose_json", "apply_corrections": false})
+        );
+        let read: LocalFileRequest = serde_json::from_value(body).unwrap();
+        assert_eq!(read.options().unwrap(), options);
     }
 
     #[test]
