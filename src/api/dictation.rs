@@ -9,7 +9,6 @@ use axum::extract::State;
 use axum::http::Uri;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -19,6 +18,7 @@ use crate::app::App;
 use crate::dictation::machine::Refused;
 use crate::dictation::service::{DictationError, requested_workflow};
 use crate::wire;
+use crate::wire::sessions::{DictationSession, DictationStarted, DictationStatus, SessionState};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -69,66 +69,33 @@ pub fn workflow_id(body: &[u8]) -> Result<Option<Uuid>, ApiError> {
     }
 }
 
-#[derive(Serialize)]
-struct Started {
-    #[serde(serialize_with = "wire::upper_uuid")]
-    id: Uuid,
-    status: &'static str,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::upper_uuid_opt"
-    )]
-    workflow_id: Option<Uuid>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    workflow_name: Option<String>,
-}
-
-async fn start(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Started>, ApiError> {
+async fn start(
+    State(app): State<Arc<App>>,
+    body: Bytes,
+) -> Result<Json<DictationStarted>, ApiError> {
     let workflow = match workflow_id(&body)? {
         Some(id) => Some(blocking(&app, move |app| Ok(requested_workflow(&app.store, id)?)).await?),
         None => None,
     };
     let started = app.dictation.start(workflow).await?;
     let (workflow_id, workflow_name) = started.workflow.unzip();
-    Ok(Json(Started {
+    Ok(Json(DictationStarted {
         id: started.id,
-        status: "recording",
+        status: "recording".into(),
         workflow_id,
         workflow_name,
     }))
 }
 
-#[derive(Serialize)]
-struct Stopped {
-    #[serde(serialize_with = "wire::upper_uuid")]
-    id: Uuid,
-    status: &'static str,
-}
-
-async fn stop(State(app): State<Arc<App>>) -> Result<Json<Stopped>, ApiError> {
+async fn stop(State(app): State<Arc<App>>) -> Result<Json<SessionState>, ApiError> {
     let id = app.dictation.stop().await?;
-    Ok(Json(Stopped {
+    Ok(Json(SessionState {
         id,
-        status: "stopped",
+        status: "stopped".into(),
     }))
 }
 
-#[derive(Serialize)]
-struct Status {
-    state: &'static str,
-    is_recording: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    active_model: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    active_workflow: Option<String>,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "wire::upper_uuid_opt"
-    )]
-    active_workflow_id: Option<Uuid>,
-}
-
-async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
+async fn status(State(app): State<Arc<App>>) -> Result<Json<DictationStatus>, ApiError> {
     let live = app.dictation.status().await;
     let model = blocking(&app, |app| {
         Ok(app
@@ -138,8 +105,8 @@ async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
     })
     .await?;
     let (active_workflow_id, active_workflow) = live.active_workflow.unzip();
-    Ok(Json(Status {
-        state: live.state,
+    Ok(Json(DictationStatus {
+        state: live.state.into(),
         is_recording: live.is_recording,
         active_model: model,
         active_workflow,
@@ -147,21 +114,12 @@ async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
     }))
 }
 
-/// A dictation session as polled: its transcript is its history entry, without the id.
-#[derive(Serialize)]
-struct Session {
-    #[serde(serialize_with = "wire::upper_uuid")]
-    id: Uuid,
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    transcription: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-async fn transcription(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Session>, ApiError> {
+async fn transcription(
+    State(app): State<Arc<App>>,
+    uri: Uri,
+) -> Result<Json<DictationSession>, ApiError> {
     let id = Query::of(&uri).id()?;
-    let (session, entry) = blocking(&app, move |app| {
+    let (session, transcription) = blocking(&app, move |app| {
         let session = app.store.dictation_session(&id)?;
         let entry = match &session {
             Some(s) if s.status == "completed" => app.store.history_entry(&id)?,
@@ -172,16 +130,7 @@ async fn transcription(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Ses
     .await?;
     let session =
         session.ok_or_else(|| ApiError::NotFound("Dictation session not found".into()))?;
-    let transcription = entry
-        .map(|e| serde_json::to_value(e).map_err(|e| ApiError::internal("history entry", e)))
-        .transpose()?
-        .map(|mut v| {
-            if let Value::Object(fields) = &mut v {
-                fields.remove("id");
-            }
-            v
-        });
-    Ok(Json(Session {
+    Ok(Json(DictationSession {
         id: session.id,
         // `inserting` is still processing from a client's point of view.
         status: match session.status.as_str() {
@@ -189,7 +138,8 @@ async fn transcription(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Ses
             "processing" | "inserting" => "processing",
             "completed" => "completed",
             _ => "failed",
-        },
+        }
+        .into(),
         transcription,
         error: session.error,
     }))

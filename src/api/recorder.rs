@@ -7,16 +7,13 @@ use axum::extract::State;
 use axum::http::Uri;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Serialize;
-use serde_json::{Value, json};
-use uuid::Uuid;
 
 use super::query::Query;
 use super::{ApiError, blocking};
 use crate::app::App;
 use crate::recorder::machine::Refused;
 use crate::recorder::service::RecorderError;
-use crate::wire;
+use crate::wire::sessions::{RecorderSession, RecorderStatus, SessionState};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -59,13 +56,6 @@ fn source_flag(query: &Query, name: &str) -> Result<Option<bool>, ApiError> {
     }
 }
 
-#[derive(Serialize)]
-struct SessionState {
-    #[serde(serialize_with = "wire::upper_uuid")]
-    id: Uuid,
-    status: &'static str,
-}
-
 async fn start(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<SessionState>, ApiError> {
     let query = Query::of(&uri);
     let mic = source_flag(&query, "mic")?;
@@ -73,7 +63,7 @@ async fn start(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<SessionStat
     let id = app.recorder.start(mic, system_audio).await?;
     Ok(Json(SessionState {
         id,
-        status: "recording",
+        status: "recording".into(),
     }))
 }
 
@@ -81,34 +71,22 @@ async fn stop(State(app): State<Arc<App>>) -> Result<Json<SessionState>, ApiErro
     let id = app.recorder.stop().await?;
     Ok(Json(SessionState {
         id,
-        status: "finalizing",
+        status: "finalizing".into(),
     }))
 }
 
-async fn status(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(json!({ "recording": app.recorder.is_recording().await }))
+async fn status(State(app): State<Arc<App>>) -> Json<RecorderStatus> {
+    Json(RecorderStatus {
+        recording: app.recorder.is_recording().await,
+    })
 }
 
-/// A Recorder session as the API shows it.
-#[derive(Serialize)]
-struct Session {
-    #[serde(serialize_with = "wire::upper_uuid")]
-    id: Uuid,
-    status: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    text: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    output_file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-async fn session(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Session>, ApiError> {
+async fn session(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<RecorderSession>, ApiError> {
     let id = Query::of(&uri).id()?;
     let session = blocking(&app, move |app| Ok(app.store.recorder_session(&id)?))
         .await?
         .ok_or_else(|| ApiError::NotFound("Recorder session not found".into()))?;
-    Ok(Json(Session {
+    Ok(Json(RecorderSession {
         id: session.id,
         status: session.status,
         text: session.text.filter(|t| !t.is_empty()),
