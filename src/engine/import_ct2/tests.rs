@@ -1096,33 +1096,25 @@ fn missing_or_misshapen_variables_are_rejected() {
 
 #[test]
 fn vocabulary_mismatches_are_rejected() {
-    let mut tokens = synthetic_vocab();
     let src = model_dir();
-    tokens.pop();
-    write_vocab_txt(src.path(), &tokens);
-    assert!(matches!(
-        import_err(src.path()),
-        Ct2Error::Vocabulary { .. }
-    ));
+    let refused = |tokens: &[String]| {
+        write_vocab_txt(src.path(), tokens);
+        matches!(import_err(src.path()), Ct2Error::Vocabulary { .. })
+    };
+    let mut short = synthetic_vocab();
+    short.pop();
+    assert!(refused(&short));
 
     // <|endoftext|> where a multilingual vocabulary has it.
-    let mut tokens = synthetic_vocab();
-    tokens.insert(0, "extra".into());
-    tokens.pop();
-    write_vocab_txt(src.path(), &tokens);
-    assert!(matches!(
-        import_err(src.path()),
-        Ct2Error::Vocabulary { .. }
-    ));
+    let mut shifted = synthetic_vocab();
+    shifted.insert(0, "extra".into());
+    shifted.pop();
+    assert!(refused(&shifted));
 
     // A token outside the byte alphabet.
-    let mut tokens = synthetic_vocab();
-    tokens[5] = "日本".into();
-    write_vocab_txt(src.path(), &tokens);
-    assert!(matches!(
-        import_err(src.path()),
-        Ct2Error::Vocabulary { .. }
-    ));
+    let mut foreign = synthetic_vocab();
+    foreign[5] = "日本".into();
+    assert!(refused(&foreign));
 
     fs::remove_file(src.path().join("vocabulary.txt")).unwrap();
     fs::write(src.path().join("vocabulary.json"), "{\"a\": 1}").unwrap();

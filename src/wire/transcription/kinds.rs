@@ -5,6 +5,9 @@ use super::{FieldError, ResponseFormat, split_hints};
 use crate::engine::Task;
 use crate::wire::parse_bool_word;
 
+/// Whether a value was taken (or why it was refused).
+pub type Applied = Result<(), FieldError>;
+
 /// How a kind of field is read from text (form fields, headers) and JSON, and written back.
 pub trait FieldKind {
     /// The option's value in [`super::TranscribeOptions`].
@@ -12,14 +15,9 @@ pub trait FieldKind {
     /// Its type in the local-file JSON body.
     type Json;
     /// Applies a text value; `list`: a comma-separated list (a header, or a plural form name).
-    fn set_text(
-        slot: &mut Self::Value,
-        name: &str,
-        value: &str,
-        list: bool,
-    ) -> Result<(), FieldError>;
+    fn set_text(slot: &mut Self::Value, name: &str, value: &str, list: bool) -> Applied;
     /// Applies the value of the JSON key.
-    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Result<(), FieldError>;
+    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Applied;
     /// The value as form fields (none when unset).
     fn to_text(value: &Self::Value) -> Vec<String>;
     /// The value as its JSON key carries it (unset: `None` or empty, and left out).
@@ -70,7 +68,7 @@ fn trimmed(value: &str) -> Option<String> {
 pub trait OneText {
     type Value;
     /// Applies the text.
-    fn set(slot: &mut Self::Value, name: &str, value: &str) -> Result<(), FieldError>;
+    fn set(slot: &mut Self::Value, name: &str, value: &str) -> Applied;
     /// The value as text; None when unset.
     fn get(value: &Self::Value) -> Option<String>;
 }
@@ -78,10 +76,10 @@ pub trait OneText {
 impl<K: OneText> FieldKind for K {
     type Value = K::Value;
     type Json = Option<String>;
-    fn set_text(slot: &mut K::Value, name: &str, value: &str, _: bool) -> Result<(), FieldError> {
+    fn set_text(slot: &mut K::Value, name: &str, value: &str, _: bool) -> Applied {
         K::set(slot, name, value)
     }
-    fn set_json(slot: &mut K::Value, name: &str, value: Self::Json) -> Result<(), FieldError> {
+    fn set_json(slot: &mut K::Value, name: &str, value: Self::Json) -> Applied {
         value.map_or(Ok(()), |v| K::set(slot, name, &v))
     }
     fn to_text(value: &K::Value) -> Vec<String> {
@@ -94,7 +92,7 @@ impl<K: OneText> FieldKind for K {
 
 impl<const TRIM: bool> OneText for Words<TRIM> {
     type Value = Option<String>;
-    fn set(slot: &mut Self::Value, _: &str, value: &str) -> Result<(), FieldError> {
+    fn set(slot: &mut Self::Value, _: &str, value: &str) -> Applied {
         *slot = if TRIM {
             trimmed(value)
         } else {
@@ -109,7 +107,7 @@ impl<const TRIM: bool> OneText for Words<TRIM> {
 
 impl OneText for TaskName {
     type Value = Option<Task>;
-    fn set(slot: &mut Self::Value, _: &str, value: &str) -> Result<(), FieldError> {
+    fn set(slot: &mut Self::Value, _: &str, value: &str) -> Applied {
         *slot = Some(match value.trim().to_ascii_lowercase().as_str() {
             "transcribe" => Task::Transcribe,
             "translate" => Task::Translate,
@@ -132,7 +130,7 @@ impl OneText for TaskName {
 
 impl OneText for Format {
     type Value = ResponseFormat;
-    fn set(slot: &mut Self::Value, _: &str, value: &str) -> Result<(), FieldError> {
+    fn set(slot: &mut Self::Value, _: &str, value: &str) -> Applied {
         *slot = if value.trim().eq_ignore_ascii_case("verbose_json") {
             ResponseFormat::VerboseJson
         } else {
@@ -151,12 +149,7 @@ impl OneText for Format {
 impl FieldKind for Hints {
     type Value = Vec<String>;
     type Json = Vec<String>;
-    fn set_text(
-        slot: &mut Self::Value,
-        _: &str,
-        value: &str,
-        list: bool,
-    ) -> Result<(), FieldError> {
+    fn set_text(slot: &mut Self::Value, _: &str, value: &str, list: bool) -> Applied {
         if list {
             slot.extend(split_hints(value));
         } else {
@@ -164,7 +157,7 @@ impl FieldKind for Hints {
         }
         Ok(())
     }
-    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Result<(), FieldError> {
+    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Applied {
         for hint in value {
             Self::set_text(slot, name, &hint, false)?;
         }
@@ -181,12 +174,7 @@ impl FieldKind for Hints {
 impl FieldKind for Flag {
     type Value = Option<bool>;
     type Json = Option<bool>;
-    fn set_text(
-        slot: &mut Self::Value,
-        name: &str,
-        value: &str,
-        _: bool,
-    ) -> Result<(), FieldError> {
+    fn set_text(slot: &mut Self::Value, name: &str, value: &str, _: bool) -> Applied {
         let flag = parse_bool_word(value).ok_or_else(|| {
             FieldError(format!(
                 "Invalid '{name}' value '{}': use true or false.",
@@ -196,7 +184,7 @@ impl FieldKind for Flag {
         *slot = Some(flag);
         Ok(())
     }
-    fn set_json(slot: &mut Self::Value, _: &str, value: Self::Json) -> Result<(), FieldError> {
+    fn set_json(slot: &mut Self::Value, _: &str, value: Self::Json) -> Applied {
         if value.is_some() {
             *slot = value;
         }
