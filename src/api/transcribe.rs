@@ -306,3 +306,60 @@ impl From<TranscribeError> for ApiError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcribe::testing::{gate, transcriber};
+
+    #[tokio::test]
+    async fn a_model_offered_by_two_engines_is_ambiguous_without_an_engine() {
+        let (a, _) = gate("whisper", vec!["tiny", "base"]);
+        let (b, _) = gate("other", vec!["base"]);
+        let (_dir, t) = transcriber(vec![a, b], 1);
+        let options = TranscribeOptions {
+            model: Some("base".into()),
+            ..TranscribeOptions::default()
+        };
+        let err = t.plan(options, false, Origin::Api).await.err().unwrap();
+        let err = ApiError::from(err);
+        assert_eq!(
+            err.message(),
+            "Ambiguous model id 'base' -- matches engines: whisper, other. Specify 'engine' too."
+        );
+        insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
+            insta::assert_json_snapshot!("transcribe_ambiguous_model", err.body());
+        });
+    }
+
+    #[test]
+    fn transcription_errors_keep_the_contract_statuses() {
+        use TranscribeError as E;
+        let cases = [
+            (E::Busy { retry_after_secs: 5 }, ApiError::EngineBusy { retry_after_secs: 5 }),
+            (
+                E::NoEngineSelected,
+                ApiError::ServiceUnavailable("No engine selected. Select an engine first.".into()),
+            ),
+            (
+                E::NotConfigured("whisper".into()),
+                ApiError::Conflict("Engine 'whisper' is not configured (missing API key or downloaded weights). Pass ?await_download=1 to wait for the download.".into()),
+            ),
+            (
+                E::NoTranslationProvider,
+                ApiError::NotImplemented("Target-language translation needs a translation provider; none is configured on this host".into()),
+            ),
+            (
+                E::UnknownLanguage("xx".into()),
+                ApiError::BadRequest("Unknown language code 'xx'".into()),
+            ),
+            (
+                E::internal("transcription failed", "the model file is damaged"),
+                ApiError::Internal { cause: "transcription failed".into() },
+            ),
+        ];
+        for (err, expected) in cases {
+            assert_eq!(ApiError::from(err), expected);
+        }
+    }
+}

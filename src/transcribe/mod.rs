@@ -17,4 +17,6 @@ pub use job::{Audio, Dictated, Job, Origin, StageTimes, TimedText, Transcript};
 pub use post::PostProcessing;
 pub use queue::DEFAULT_QUEUE;
 pub use resolve::{Resolved, Untranslatable, language_choice};
+#[cfg(test)]
+pub(crate) use run::testing;
 pub use run::{Planned, Transcriber, TranscriberParts};

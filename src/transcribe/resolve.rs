@@ -160,3 +160,23 @@ pub fn language_choice(options: &TranscribeOptions) -> LanguageChoice {
         (None, many) => LanguageChoice::Shortlist(many.to_vec()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_hint_is_exact_and_several_are_a_shortlist() {
+        let mut o = TranscribeOptions::default();
+        assert_eq!(language_choice(&o), LanguageChoice::Auto);
+        o.set_form_field("language_hint", "de").unwrap();
+        assert_eq!(language_choice(&o), LanguageChoice::Exact("de".into()));
+        o.set_form_field("language_hint", "fr").unwrap();
+        assert_eq!(
+            language_choice(&o),
+            LanguageChoice::Shortlist(vec!["de".into(), "fr".into()])
+        );
+        o.set_form_field("language", "en").unwrap();
+        assert!(o.validate().is_err());
+    }
+}
