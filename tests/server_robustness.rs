@@ -237,3 +237,77 @@ fn a_chunked_upload_past_256_mib_gets_413_with_bounded_memory() {
         .count();
     assert_eq!(leftovers, 0, "a spooled upload was left behind");
 }
+
+/// The local-file route against a path that keeps turning into a FIFO (and back, or away): every
+/// request answers 200 or 400 at once, and the server keeps answering `/v1/status`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_swapped_in_for_the_file_never_stalls_the_server() {
+    let t = TestApp::new();
+    let app = t.app.clone();
+    let server = RunningServer::start(|port| verbatim::api::router(app, port)).await;
+    let port = server.port;
+    let dir = tempfile::tempdir().unwrap();
+    let (regular, fifo, target) = (
+        dir.path().join("regular.wav"),
+        dir.path().join("fifo.wav"),
+        dir.path().join("clip.wav"),
+    );
+    let clip = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/clips/en-apples.wav");
+    std::fs::copy(clip, &regular).unwrap();
+    let fifo_name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo_name.as_ptr(), 0o600) }, 0);
+
+    let swapping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let swapper = std::thread::spawn({
+        let swapping = swapping.clone();
+        let (regular, fifo, target) = (regular.clone(), fifo.clone(), target.clone());
+        move || {
+            while swapping.load(std::sync::atomic::Ordering::Relaxed) {
+                for name in [&regular, &fifo] {
+                    std::fs::rename(name, &target).unwrap();
+                    std::thread::yield_now();
+                    std::fs::rename(&target, name).unwrap();
+                }
+            }
+        }
+    });
+    let body = serde_json::json!({ "path": target }).to_string();
+    let answers = tokio::task::spawn_blocking(move || {
+        (0..40)
+            .map(|_| {
+                let request = format!(
+                    "POST /v1/transcribe/local-file HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let (status, _, answer) = raw_http(port, &request);
+                (status, answer)
+            })
+            .collect::<Vec<_>>()
+    });
+    let answers = tokio::time::timeout(Duration::from_secs(60), answers)
+        .await
+        .expect("every request was answered")
+        .unwrap();
+    swapping.store(false, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    for (status, answer) in &answers {
+        assert!(
+            *status == 200 || (*status == 400 && answer.contains("File not found")),
+            "{status} {answer}"
+        );
+    }
+    let started = Instant::now();
+    let (status, _, _) = tokio::task::spawn_blocking(move || {
+        raw_http(
+            port,
+            &format!(
+                "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+            ),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(status, 200);
+    assert!(started.elapsed() < Duration::from_secs(2));
+    server.stop().await;
+}

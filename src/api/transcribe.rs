@@ -16,6 +16,7 @@ use super::ApiError;
 use super::json::JsonBody;
 use super::security::body_read_error;
 use crate::app::App;
+use crate::audio::decode::open_regular;
 use crate::transcribe::{Audio, Job, Origin, TranscribeError, Transcript};
 use crate::wire::parse_bool_word;
 use crate::wire::transcription::{
@@ -113,7 +114,7 @@ async fn multipart_upload(
     }
     let (file, hint) = spooled
         .ok_or_else(|| ApiError::BadRequest("Missing 'file' part in multipart form data".into()))?;
-    ensure_not_empty(file.path())?;
+    ensure_not_empty(tokio::fs::metadata(file.path()).await)?;
     let job = Job {
         audio: Audio::File {
             path: file.path().to_path_buf(),
@@ -150,7 +151,7 @@ async fn raw_upload(
         out.write_all(&chunk).await.map_err(spool_error)?;
     }
     out.flush().await.map_err(spool_error)?;
-    ensure_not_empty(file.path())?;
+    ensure_not_empty(tokio::fs::metadata(file.path()).await)?;
     let audio = Audio::File {
         path: file.path().to_path_buf(),
         hint,
@@ -167,12 +168,40 @@ pub async fn local_file(
     let path = PathBuf::from(&body.path);
     let options = body.options()?;
     options.validate()?;
+    let (file, extension) = tokio::task::spawn_blocking(move || open_local_file(&path))
+        .await
+        .map_err(|e| ApiError::internal("opening the audio file stopped", e))??;
+    let job = Job {
+        audio: Audio::Opened {
+            file,
+            hint: Some(extension),
+        },
+        options,
+        await_download,
+        origin: Origin::Api,
+    };
+    Ok(Transcribed(app.transcriber.run(job).await?))
+}
+
+/// Opens the file a local-file request names, with the contract's checks in its order (absolute,
+/// found, extension, readable, not empty). Blocking: the one `open` never waits (a FIFO swapped
+/// in for the file is refused), and the checks look at the opened file, not the path again.
+fn open_local_file(path: &Path) -> Result<(std::fs::File, String), ApiError> {
     if !path.is_absolute() {
         return Err(ApiError::BadRequest(
             "'path' must be an absolute path to a file on this machine".into(),
         ));
     }
-    if !path.is_file() {
+    let opened = open_regular(path);
+    let found = match &opened {
+        Ok(_) => true,
+        // Not readable by this process, but there: the extension decides the message first.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            std::fs::metadata(path).is_ok_and(|m| m.is_file())
+        }
+        Err(_) => false,
+    };
+    if !found {
         return Err(ApiError::BadRequest("File not found".into()));
     }
     let extension = path
@@ -181,22 +210,11 @@ pub async fn local_file(
         .map(str::to_ascii_lowercase)
         .filter(|e| LOCAL_EXTENSIONS.contains(&e.as_str()))
         .ok_or_else(|| ApiError::BadRequest("Unsupported audio format".into()))?;
-    if std::fs::File::open(&path).is_err() {
-        return Err(ApiError::BadRequest(
-            "The file is not readable by the Verbatim server process".into(),
-        ));
-    }
-    ensure_not_empty(&path)?;
-    let job = Job {
-        audio: Audio::File {
-            path,
-            hint: Some(extension),
-        },
-        options,
-        await_download,
-        origin: Origin::Api,
-    };
-    Ok(Transcribed(app.transcriber.run(job).await?))
+    let file = opened.map_err(|_| {
+        ApiError::BadRequest("The file is not readable by the Verbatim server process".into())
+    })?;
+    ensure_not_empty(file.metadata())?;
+    Ok((file, extension))
 }
 
 /// The Transcription object of a transcript (`segments` with `verbose_json` only).
@@ -249,8 +267,9 @@ fn hint_from_mime(mime: &str) -> Option<String> {
     Some(hint.to_string())
 }
 
-fn ensure_not_empty(path: &Path) -> Result<(), ApiError> {
-    match std::fs::metadata(path) {
+/// 400 for an empty file (its metadata, read from the opened handle).
+fn ensure_not_empty(meta: std::io::Result<std::fs::Metadata>) -> Result<(), ApiError> {
+    match meta {
         Ok(meta) if meta.len() > 0 => Ok(()),
         Ok(_) => Err(ApiError::BadRequest("No audio data provided".into())),
         Err(e) => Err(ApiError::internal("could not read the audio file", e)),

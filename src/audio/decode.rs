@@ -120,15 +120,34 @@ pub enum DecodeError {
 ///
 /// See the module documentation for how damaged input is handled.
 pub fn decode_file(path: &Path, hint: Option<&str>) -> Result<DecodedAudio, DecodeError> {
-    // Check before opening: opening a FIFO would block, and a device could stream forever.
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(DecodeError::Io(std::io::Error::new(
-            ErrorKind::InvalidInput,
-            "not a regular file",
-        )));
+    decode_opened(open_regular(path)?, hint)
+}
+
+/// Opens `path` for reading without ever blocking in `open`: with `O_NONBLOCK`, so a FIFO or a
+/// device put in the file's place cannot hang the call, then checks on the opened handle (not
+/// the path, which may have changed since) that it is a regular file.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_a_regular_file());
     }
-    let file = File::open(path)?;
+    Ok(file)
+}
+
+fn not_a_regular_file() -> std::io::Error {
+    std::io::Error::new(ErrorKind::InvalidInput, "not a regular file")
+}
+
+/// Decodes an opened regular file (see [`open_regular`]) like [`decode_file`].
+pub fn decode_opened(file: File, hint: Option<&str>) -> Result<DecodedAudio, DecodeError> {
     let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(DecodeError::Io(not_a_regular_file()));
+    }
     if meta.len() == 0 {
         return Err(DecodeError::Empty);
     }

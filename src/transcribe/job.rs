@@ -23,6 +23,12 @@ pub struct Job {
 pub enum Audio {
     /// A file in any supported format; `hint`: its extension or MIME subtype.
     File { path: PathBuf, hint: Option<String> },
+    /// A regular file already opened (see `audio::decode::open_regular`), so a path swapped
+    /// after its checks cannot change what is decoded.
+    Opened {
+        file: std::fs::File,
+        hint: Option<String>,
+    },
     /// 16 kHz mono samples already in memory (captured); none gives empty text without the engine.
     Samples(Vec<f32>),
 }

@@ -11,7 +11,7 @@ use super::resolve::{Engines, Resolved, check, language_choice};
 use super::{
     Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
-use crate::audio::decode::{DecodeError, decode_file};
+use crate::audio::decode::{DecodeError, decode_file, decode_opened};
 use crate::engine::models::Downloads;
 use crate::engine::models::ModelDir;
 use crate::engine::{Engine, EngineOutput, EngineRequest, Task};
@@ -173,6 +173,13 @@ impl Planned {
             Audio::File { path, hint } => {
                 blocking("audio decoding stopped", move || {
                     decode_file(&path, hint.as_deref()).map_err(audio_error)
+                })
+                .await?
+                .samples
+            }
+            Audio::Opened { file, hint } => {
+                blocking("audio decoding stopped", move || {
+                    decode_opened(file, hint.as_deref()).map_err(audio_error)
                 })
                 .await?
                 .samples
