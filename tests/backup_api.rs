@@ -98,12 +98,14 @@ async fn the_second_import_of_a_document_skips_everything() {
         (10, 0)
     );
     assert!(first.update_channel_applied);
-    assert_eq!(first.preferences_applied, 1);
+    // The backup's 365-day window would shorten this store's keep-forever one.
+    assert_eq!(first.preferences_applied, 0);
+    assert_eq!(first.preferences_skipped, vec!["historyRetentionDays"]);
 
     let (status, second) = import(&t, &doc).await;
     assert_eq!(status, StatusCode::OK);
     let keys: Vec<String> = second.as_object().unwrap().keys().cloned().collect();
-    assert_eq!(keys.len(), 16, "every summary field is present: {keys:?}");
+    assert_eq!(keys.len(), 17, "every summary field is present: {keys:?}");
     let second: ImportSummary = serde_json::from_value(second).unwrap();
     assert_eq!(second.workflows_imported, 0);
     assert_eq!(second.dictionary_imported, 0);
@@ -470,4 +472,44 @@ proptest! {
             }
         });
     }
+}
+
+/// A backup that holds only a one-day retention window must not make existing history expire,
+/// at import or at the next start; the summary names what it kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_cannot_shorten_history_retention() {
+    let t = TestApp::new();
+    let old = chrono::Utc::now() - chrono::Duration::days(30);
+    t.app
+        .store
+        .insert_history(&verbatim::store::NewHistoryEntry {
+            text: "kept".into(),
+            raw_text: "kept".into(),
+            timestamp: Some(old),
+            engine: "whisper".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let doc = json!({"schemaVersion": 1, "preferences": {"historyRetentionDays": 1}});
+    let (status, summary) = import(&t, &doc).await;
+    assert_eq!(status, StatusCode::OK, "{summary}");
+    assert_eq!(
+        summary["preferencesSkipped"],
+        json!(["historyRetentionDays"])
+    );
+    assert_eq!(summary["preferencesApplied"], 0);
+    // The next start applies the retention window in force: history is still whole.
+    let data_dir = t.app.data_dir.clone();
+    drop(t.app);
+    let restarted = verbatim::app::App::build(verbatim::app::Config::new(
+        data_dir,
+        verbatim::app::Backends::Simulated,
+        false,
+    ))
+    .unwrap();
+    let page = restarted
+        .store
+        .history_page(&verbatim::store::HistoryQuery::default())
+        .unwrap();
+    assert_eq!(page.total, 1);
 }

@@ -9,10 +9,29 @@ use rusqlite::Transaction;
 use uuid::Uuid;
 
 use super::Backup;
-use crate::store::preferences::{self, PrefValue, UPDATE_CHANNEL};
+use crate::store::preferences::{self, HISTORY_RETENTION_DAYS, Pref, PrefValue, UPDATE_CHANNEL};
 use crate::store::rules::{Rule, RuleKind};
 use crate::store::{Plugin, dictionary, history, hotkeys, plugins, prompt_actions, snippets};
 use crate::wire::ImportSummary;
+
+/// Whether `value` for `pref` is a history retention window shorter than the one in force
+/// (0 keeps history forever): an import never makes history expire sooner.
+fn shortens_retention(
+    tx: &Transaction<'_>,
+    pref: &Pref,
+    value: &PrefValue,
+) -> rusqlite::Result<bool> {
+    if pref.key != HISTORY_RETENTION_DAYS.key {
+        return Ok(false);
+    }
+    let current = preferences::stored_on(tx, pref)?.unwrap_or_else(|| pref.default_value());
+    Ok(match (current, value) {
+        (PrefValue::Int(current), PrefValue::Int(days)) => {
+            *days > 0 && (current == 0 || *days < current)
+        }
+        _ => false,
+    })
+}
 
 /// Merges `backup` into the store through `tx`. `fetched` holds the registry's metadata for
 /// the plugins that can be installed.
@@ -27,7 +46,9 @@ pub fn apply(
     // Preferences first: the retention window that decides about history is the one in
     // force once the import is done.
     for (pref, value) in &backup.preferences {
-        if preferences::stored_on(tx, pref)?.is_none() {
+        if shortens_retention(tx, pref, value)? {
+            summary.preferences_skipped.push(pref.key.to_string());
+        } else if preferences::stored_on(tx, pref)?.is_none() {
             preferences::set_on(tx, pref, value)?;
             summary.preferences_applied += 1;
         }

@@ -286,7 +286,8 @@ mod tests {
                 plugins_installed: 1,
                 plugins_skipped: 1,
                 update_channel_applied: true,
-                preferences_applied: 1,
+                // 30 days would shorten the store's keep-forever window: never imported.
+                preferences_skipped: vec!["historyRetentionDays".into()],
                 ..ImportSummary::default()
             }
         );
@@ -298,6 +299,7 @@ mod tests {
                 dictionary_skipped: 2,
                 hotkeys_skipped: 1,
                 plugins_skipped: 2,
+                preferences_skipped: vec!["historyRetentionDays".into()],
                 ..ImportSummary::default()
             }
         );
@@ -309,6 +311,70 @@ mod tests {
             .map(|w| w.priority)
             .collect();
         assert_eq!(priorities, vec![3, 4]);
+    }
+
+    #[test]
+    fn downloads_and_insertion_never_travel_in_a_backup() {
+        let (_dir, store) = temp_store();
+        let mirror = PrefValue::Text("http://evil.example/models".into());
+        store
+            .set_pref(&preferences::MODEL_DOWNLOAD_BASE_URL, &mirror)
+            .unwrap();
+        store
+            .set_pref(
+                &preferences::DICTATION_INSERTION,
+                &PrefValue::Text("type".into()),
+            )
+            .unwrap();
+        let exported = export(&store).unwrap().to_json().to_string();
+        assert!(!exported.contains("modelDownloadBaseUrl"), "{exported}");
+        assert!(!exported.contains("dictationInsertion"), "{exported}");
+
+        let (_dir, fresh) = temp_store();
+        let doc = serde_json::json!({"schemaVersion": 1, "preferences": {
+            "modelDownloadBaseUrl": "http://evil.example/models", "dictationInsertion": "type"}});
+        let backup = Backup::from_json(&doc).unwrap();
+        let summary = import(&fresh, &backup, None).unwrap();
+        assert_eq!(summary.preferences_applied, 0);
+        assert_eq!(
+            fresh
+                .pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)
+                .unwrap(),
+            preferences::MODEL_DOWNLOAD_BASE_URL
+                .default_value()
+                .to_string()
+        );
+    }
+
+    #[test]
+    fn a_shorter_history_retention_is_never_imported() {
+        let (_dir, store) = temp_store();
+        let with_days = |days: i64| Backup {
+            preferences: vec![(&preferences::HISTORY_RETENTION_DAYS, PrefValue::Int(days))],
+            ..Backup::default()
+        };
+        // Keep-forever (the default) is longer than any window.
+        let summary = import(&store, &with_days(1), None).unwrap();
+        assert_eq!(summary.preferences_skipped, vec!["historyRetentionDays"]);
+        assert_eq!(
+            store
+                .pref_int(&preferences::HISTORY_RETENTION_DAYS)
+                .unwrap(),
+            0
+        );
+        store
+            .set_pref(&preferences::HISTORY_RETENTION_DAYS, &PrefValue::Int(30))
+            .unwrap();
+        let shorter = import(&store, &with_days(7), None).unwrap();
+        assert_eq!(shorter.preferences_skipped, vec!["historyRetentionDays"]);
+        let longer = import(&store, &with_days(90), None).unwrap();
+        assert!(longer.preferences_skipped.is_empty());
+        assert_eq!(
+            store
+                .pref_int(&preferences::HISTORY_RETENTION_DAYS)
+                .unwrap(),
+            30
+        );
     }
 
     #[test]

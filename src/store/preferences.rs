@@ -144,6 +144,10 @@ pub const NOT_IN_BACKUP: &[&str] = &[
     UPDATE_CHANNEL.key,
     RECORDINGS_FOLDER.key,
     PREFERRED_MICROPHONE.key,
+    // Where model weights come from and how dictated text reaches other programs: a backup
+    // from elsewhere must not redirect downloads or switch dictation to typing keystrokes.
+    MODEL_DOWNLOAD_BASE_URL.key,
+    DICTATION_INSERTION.key,
 ];
 
 /// Looks a preference up by its key (exact spelling).

@@ -29,4 +29,7 @@ pub struct ImportSummary {
     pub history_skipped_by_retention: u64,
     pub update_channel_applied: bool,
     pub preferences_applied: u64,
+    /// Preferences the import left as they were on purpose (a shorter `historyRetentionDays`).
+    #[serde(default)]
+    pub preferences_skipped: Vec<String>,
 }

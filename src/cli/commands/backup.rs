@@ -147,7 +147,17 @@ fn print_summary(path: &Path, s: &ImportSummary) {
             }
             .to_string(),
         ),
-        ("preferences", format!("{} applied", s.preferences_applied)),
+        (
+            "preferences",
+            match s.preferences_skipped.as_slice() {
+                [] => format!("{} applied", s.preferences_applied),
+                kept => format!(
+                    "{} applied, kept: {} (a shorter history retention is never imported)",
+                    s.preferences_applied,
+                    kept.join(", ")
+                ),
+            },
+        ),
     ];
     println!("Imported {}:", path.display());
     for (category, what) in lines {
