@@ -150,6 +150,17 @@ fn transcribe_errors_map_to_exit_codes() {
         ])
         .assert()
         .code(1);
+    // Options are checked with the same table the server uses, before any request.
+    let named = home.path().join("named.wav");
+    std::fs::write(&named, b"RIFF").unwrap();
+    cli(home.path(), models)
+        .args(["transcribe", "--task", "summarize"])
+        .arg(&named)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "Invalid 'task' value 'summarize': use 'transcribe' or 'translate'.",
+        ));
     // Nothing listening: exit 2.
     let port = common::closed_port().to_string();
     let clip = speak(home.path(), "hello", "Hello there.");

@@ -10,7 +10,7 @@ use super::service::Session;
 use crate::engine::Task;
 use crate::session;
 use crate::store::{LanguageMode, Workflow};
-use crate::transcribe::{Audio, Dictated, Job, Origin, Transcriber};
+use crate::transcribe::{Audio, Dictated, Job, Origin, TranscribeError, Transcriber};
 use crate::wire::transcription::TranscribeOptions;
 
 /// Transcribes what was captured with the session's workflow and saves it to history (the
@@ -22,8 +22,8 @@ pub(super) async fn transcribe_and_save(
     session: &Session,
 ) -> Result<String, String> {
     let samples = session::join(thread).await.ok_or_else(|| {
-        tracing::error!(%id, "capture: the capture thread stopped unexpectedly");
-        "Internal error: capture".to_string()
+        TranscribeError::internal("capture", "the capture thread stopped unexpectedly")
+            .public_message()
     })?;
     let job = Job {
         audio: Audio::Samples(samples),
