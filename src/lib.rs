@@ -5,6 +5,7 @@ pub mod api; // axum router: one module per resource, the Error object, security
 pub mod app; // App: the assembled store, data folder and settings the routes share
 pub mod audio; // decoding uploads to 16 kHz mono, resampling
 pub mod backup; // settings backups: the document, its validation, export and the merging import
+pub mod cancel; // a token blocking work polls, cancelled when a request's future is dropped
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 pub mod dictation; // system-wide dictation: state machine and the service driving it
 pub mod discovery; // data folder, discovery file, server lock and API token

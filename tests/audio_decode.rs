@@ -3,7 +3,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use verbatim::audio::decode::{DecodeError, DecodedAudio, TARGET_SAMPLE_RATE, decode_file};
+use verbatim::audio::decode::{
+    DecodeError, DecodedAudio, MAX_DURATION_SECS, TARGET_SAMPLE_RATE, decode_file, decode_opened,
+    open_regular,
+};
+use verbatim::cancel::Cancel;
+
+#[path = "common/flac.rs"]
+mod flac;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -362,4 +369,85 @@ fn opus_is_an_unsupported_codec() {
     let err = decode_file(&fixture("tone_48k_mono.opus"), Some("opus")).unwrap_err();
     assert!(matches!(err, DecodeError::UnsupportedCodec(_)), "{err:?}");
     assert!(err.to_string().contains("Opus"), "{err}");
+}
+
+fn temp_file(bytes: &[u8]) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(bytes).unwrap();
+    file
+}
+
+#[test]
+fn silence_decodes_to_exactly_its_length_into_a_vector_sized_from_the_header() {
+    let file = temp_file(&flac::silent_flac(600, 16_000));
+    let audio = decode_file(file.path(), None).unwrap();
+    assert_eq!(audio.samples.len(), 600 * 16_000);
+    assert!(audio.samples.iter().all(|s| *s == 0.0));
+    // Reserved once from STREAMINFO: no doubling left a vector up to twice the size.
+    let spare = audio.samples.capacity() - audio.samples.len();
+    assert!(spare <= 16_384, "{spare} samples of spare capacity");
+}
+
+#[test]
+fn a_stream_declaring_more_than_the_maximum_is_refused_before_decoding() {
+    // One second of audio whose header claims five hours.
+    let declared = 5 * 3600 * 16_000;
+    let file = temp_file(&flac::silent_flac_declaring(1, 16_000, declared));
+    match decode_file(file.path(), None) {
+        Err(DecodeError::TooLong { max_secs }) => assert_eq!(max_secs, MAX_DURATION_SECS),
+        other => panic!("expected TooLong, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_header_that_declares_nothing_still_stops_at_the_maximum() {
+    let file = temp_file(&flac::silent_flac_declaring(
+        MAX_DURATION_SECS + 60,
+        16_000,
+        0,
+    ));
+    assert!(matches!(
+        decode_file(file.path(), None),
+        Err(DecodeError::TooLong { .. })
+    ));
+}
+
+#[test]
+fn a_header_that_declares_too_little_costs_no_more_than_the_audio() {
+    let file = temp_file(&flac::silent_flac_declaring(30, 16_000, 16_000));
+    let audio = decode_file(file.path(), None).unwrap();
+    assert_eq!(audio.samples.len(), 30 * 16_000);
+}
+
+#[test]
+fn a_cancelled_decode_stops_at_the_next_packet() {
+    let file = temp_file(&flac::silent_flac(MAX_DURATION_SECS, 16_000));
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let opened = open_regular(file.path()).unwrap();
+    assert!(matches!(
+        decode_opened(opened, None, &cancel),
+        Err(DecodeError::Cancelled)
+    ));
+
+    // Cancelled from another thread while it runs: it gives up long before four hours of
+    // audio have come out.
+    let cancel = Cancel::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            cancel.cancel();
+        })
+    };
+    let opened = open_regular(file.path()).unwrap();
+    let started = std::time::Instant::now();
+    let result = decode_opened(opened, None, &cancel);
+    canceller.join().unwrap();
+    assert!(
+        matches!(result, Err(DecodeError::Cancelled)),
+        "after {:?}: {:?}",
+        started.elapsed(),
+        result.map(|a| a.samples.len())
+    );
 }

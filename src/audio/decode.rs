@@ -33,8 +33,12 @@
 //! * A panic inside the decoding libraries is caught and reported as
 //!   [`DecodeError::Corrupt`]. (The panic message still goes to the process panic hook.)
 //! * Float samples are clipped to [-1, 1] and NaN is replaced by silence.
-//! * Decompression bombs are bounded: decoding stops with [`DecodeError::TooLong`] once more
-//!   than [`MAX_DURATION_SECS`] of audio has come out.
+//! * Decompression bombs are bounded: a stream whose header declares more than
+//!   [`MAX_DURATION_SECS`] is refused with [`DecodeError::TooLong`] before any packet is
+//!   decoded (WAV excepted: streaming writers leave a placeholder length there), and decoding
+//!   stops with the same error once more than that has come out. The output is reserved from
+//!   the declared length, so a long stream never pays for the vector doubling.
+//! * A [`Cancel`] token stops decoding at the next packet ([`DecodeError::Cancelled`]).
 //! * MP4 sample tables whose entry counts exceed their box are rejected before the demuxer
 //!   sees them: it pre-allocates from those counts, and a failed allocation aborts the
 //!   process instead of unwinding. Allocation aborts elsewhere cannot be caught; a
@@ -51,6 +55,8 @@ use std::fs::File;
 use std::io::ErrorKind;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
+
+use crate::cancel::Cancel;
 
 /// Sample rate of [`DecodedAudio::samples`], in Hz.
 pub const TARGET_SAMPLE_RATE: u32 = 16_000;
@@ -107,6 +113,9 @@ pub enum DecodeError {
         /// The limit that was exceeded, in seconds.
         max_secs: u64,
     },
+    /// The decode was cancelled (its request went away).
+    #[error("Decoding stopped: the request was cancelled.")]
+    Cancelled,
     /// The file could not be read.
     #[error("Could not read the audio file: {0}.")]
     Io(#[from] std::io::Error),
@@ -120,7 +129,7 @@ pub enum DecodeError {
 ///
 /// See the module documentation for how damaged input is handled.
 pub fn decode_file(path: &Path, hint: Option<&str>) -> Result<DecodedAudio, DecodeError> {
-    decode_opened(open_regular(path)?, hint)
+    decode_opened(open_regular(path)?, hint, &Cancel::new())
 }
 
 /// Opens `path` for reading without ever blocking in `open`: with `O_NONBLOCK`, so a FIFO or a
@@ -142,8 +151,13 @@ fn not_a_regular_file() -> std::io::Error {
     std::io::Error::new(ErrorKind::InvalidInput, "not a regular file")
 }
 
-/// Decodes an opened regular file (see [`open_regular`]) like [`decode_file`].
-pub fn decode_opened(file: File, hint: Option<&str>) -> Result<DecodedAudio, DecodeError> {
+/// Decodes an opened regular file (see [`open_regular`]) like [`decode_file`], giving up at
+/// the next packet once `cancel` is cancelled.
+pub fn decode_opened(
+    file: File,
+    hint: Option<&str>,
+    cancel: &Cancel,
+) -> Result<DecodedAudio, DecodeError> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(DecodeError::Io(not_a_regular_file()));
@@ -155,7 +169,7 @@ pub fn decode_opened(file: File, hint: Option<&str>) -> Result<DecodedAudio, Dec
     let len = meta.len();
 
     match panic::catch_unwind(AssertUnwindSafe(|| {
-        decode_stream(file, len, hint.as_deref())
+        decode_stream(file, len, hint.as_deref(), cancel)
     })) {
         Ok(result) => result,
         Err(_) => Err(DecodeError::Corrupt(
@@ -164,11 +178,32 @@ pub fn decode_opened(file: File, hint: Option<&str>) -> Result<DecodedAudio, Dec
     }
 }
 
-/// The decoding steps: recognise and open the container, choose the track, decode its packets.
-fn decode_stream(file: File, len: u64, hint: Option<&str>) -> Result<DecodedAudio, DecodeError> {
+/// The decoding steps: recognise and open the container, choose the track, check its declared
+/// length, decode its packets.
+fn decode_stream(
+    file: File,
+    len: u64,
+    hint: Option<&str>,
+    cancel: &Cancel,
+) -> Result<DecodedAudio, DecodeError> {
     let opened = open::open_container(file, len, hint)?;
     let (track_id, decoder) = track::choose_track(opened.format.as_ref())?;
-    packets::decode_packets(opened.format, decoder, track_id, opened.mp4.as_ref())
+    let declared = track::declared_frames(opened.format.as_ref(), track_id, opened.container);
+    if let Some(declared) = declared
+        && declared.secs() > MAX_DURATION_SECS as f64
+    {
+        return Err(DecodeError::TooLong {
+            max_secs: MAX_DURATION_SECS,
+        });
+    }
+    let stream = packets::Stream {
+        format: opened.format,
+        decoder,
+        track_id,
+        mp4: opened.mp4.as_ref(),
+        declared,
+    };
+    packets::decode_packets(stream, cancel)
 }
 
 /// Rejects a source sample rate outside [`SOURCE_RATE_RANGE`].
@@ -195,6 +230,7 @@ mod tests {
             DecodeError::NoAudioTrack,
             DecodeError::Corrupt("the file ends inside the header".into()),
             DecodeError::TooLong { max_secs: 10 },
+            DecodeError::Cancelled,
             DecodeError::Io(std::io::Error::new(ErrorKind::NotFound, "not found")),
         ];
         for e in errors {

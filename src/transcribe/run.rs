@@ -1,17 +1,19 @@
 //! [`Transcriber`]: plans a job (everything that needs no audio, on a blocking thread), then runs
-//! it: download wait, decoding, the queue, the engine (holding its slot to the end),
-//! post-processing and the history policy.
+//! it: download wait, the queue, decoding and the engine (both inside the slot, which is held
+//! to the end even when the request is gone; a gone request stops the decode), post-processing
+//! and the history policy.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::job::round_ms;
-use super::queue::Queue;
+use super::queue::{Queue, Slot};
 use super::resolve::{Engines, Resolved, check, language_choice};
 use super::{
     Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
-use crate::audio::decode::{DecodeError, decode_file, decode_opened};
+use crate::audio::decode::{DecodeError, decode_opened, open_regular};
+use crate::cancel::Cancel;
 use crate::engine::models::Downloads;
 use crate::engine::models::ModelDir;
 use crate::engine::{Engine, EngineOutput, EngineRequest, Task};
@@ -168,34 +170,29 @@ impl Planned {
                 .await?;
             self = planned;
         }
-        let decode_started = Instant::now();
-        let samples = match audio {
-            Audio::File { path, hint } => {
-                blocking("audio decoding stopped", move || {
-                    decode_file(&path, hint.as_deref()).map_err(audio_error)
-                })
-                .await?
-                .samples
+        let cancel = Cancel::new();
+        let _cancel_when_dropped = cancel.cancel_on_drop();
+        let queued = Instant::now();
+        let (samples, slot, queue, decode) = match audio {
+            Audio::Samples(samples) if samples.is_empty() => {
+                (samples, None, Duration::ZERO, Duration::ZERO)
             }
-            Audio::Opened { file, hint } => {
-                blocking("audio decoding stopped", move || {
-                    decode_opened(file, hint.as_deref()).map_err(audio_error)
-                })
-                .await?
-                .samples
+            Audio::Samples(samples) => {
+                let slot = self.transcriber.queue.acquire().await?;
+                (samples, Some(slot), queued.elapsed(), Duration::ZERO)
             }
-            Audio::Samples(samples) => samples,
+            file => {
+                let slot = self.transcriber.queue.acquire().await?;
+                let queue = queued.elapsed();
+                let decode_started = Instant::now();
+                let (samples, slot) = decode_in_slot(file, slot, cancel.clone()).await?;
+                (samples, Some(slot), queue, decode_started.elapsed())
+            }
         };
-        let decode = decode_started.elapsed();
         let duration = samples.len() as f64 / SAMPLE_RATE;
-        let (output, queue, engine) = if samples.is_empty() {
-            (EngineOutput::default(), Duration::ZERO, Duration::ZERO)
-        } else {
-            let queued = Instant::now();
-            let slot = self.transcriber.queue.acquire().await?;
-            let queue = queued.elapsed();
-            let (output, engine) = self.call_engine(samples, slot).await?;
-            (output, queue, engine)
+        let (output, engine) = match slot {
+            Some(slot) if !samples.is_empty() => self.call_engine(samples, slot).await?,
+            _ => (EngineOutput::default(), Duration::ZERO),
         };
         let reported = output.processing_time;
         let post_started = Instant::now();
@@ -216,7 +213,7 @@ impl Planned {
     async fn call_engine(
         &self,
         samples: Vec<f32>,
-        slot: super::queue::Slot,
+        slot: Slot,
     ) -> Result<(EngineOutput, Duration), TranscribeError> {
         let engine = self.resolved.engine.clone();
         let model = self.resolved.offer.spec.id;
@@ -305,6 +302,29 @@ impl Planned {
         transcript.text = saved.text;
         Ok(transcript)
     }
+}
+
+/// Decodes a file while holding an engine slot, so no more decodes run at once than engine
+/// calls (each holds up to
+/// [`MAX_DURATION_SECS`](crate::audio::decode::MAX_DURATION_SECS) of samples); the slot goes back when the
+/// decode ends, even when the request is gone, and `cancel` stops the decode at its next
+/// packet once the request's future is dropped.
+async fn decode_in_slot(
+    audio: Audio,
+    slot: Slot,
+    cancel: Cancel,
+) -> Result<(Vec<f32>, Slot), TranscribeError> {
+    blocking("audio decoding stopped", move || {
+        let decoded = match audio {
+            Audio::File { path, hint } => open_regular(&path)
+                .map_err(DecodeError::Io)
+                .and_then(|file| decode_opened(file, hint.as_deref(), &cancel)),
+            Audio::Opened { file, hint } => decode_opened(file, hint.as_deref(), &cancel),
+            Audio::Samples(samples) => return Ok((samples, slot)),
+        };
+        Ok((decoded.map_err(audio_error)?.samples, slot))
+    })
+    .await
 }
 
 /// Runs `work` on a blocking thread; `what` names it if the thread dies.

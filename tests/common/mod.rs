@@ -2,6 +2,7 @@
 //! real `verbatim` binary started with its own data folder.
 #![allow(dead_code)]
 
+pub mod flac;
 pub mod pulse;
 
 use std::io::{Read, Write};

@@ -20,6 +20,8 @@ pub(super) struct Opened {
     pub format: Box<dyn FormatReader>,
     /// What the MP4 scan found, for MP4/MOV files.
     pub mp4: Option<Mp4Scan>,
+    /// The container, as recognised from the leading bytes.
+    pub container: Container,
 }
 
 /// Recognises the container of `file` (`len` bytes) and opens its demuxer; `hint` is a
@@ -33,7 +35,11 @@ pub(super) fn open_container(
     let kind = recognise(&mut file, unsupported_by_hint)?;
     let (source, mp4) = media_source(file, len, kind)?;
     let format = probe(source, hint_ext)?;
-    Ok(Opened { format, mp4 })
+    Ok(Opened {
+        format,
+        mp4,
+        container: kind,
+    })
 }
 
 /// Identifies the container from its leading bytes before any demuxer sees the file. Where

@@ -10,11 +10,24 @@ use symphonia::core::formats::{FormatReader, Packet};
 
 use super::downmix::downmix;
 use super::errors::is_data_error;
+use super::track::Declared;
 use super::{
     DecodeError, DecodedAudio, MAX_CONSECUTIVE_BAD_PACKETS, MAX_DURATION_SECS, check_rate,
 };
 use crate::audio::container::{Mp4Scan, Trim};
-use crate::audio::resample::StreamingResampler;
+use crate::audio::resample::{StreamingResampler, expected_output_len};
+use crate::cancel::Cancel;
+
+/// An opened stream and the track to decode.
+pub(super) struct Stream<'a> {
+    pub format: Box<dyn FormatReader>,
+    pub decoder: Box<dyn Decoder>,
+    pub track_id: u32,
+    /// The MP4 scan of the file, if it is one.
+    pub mp4: Option<&'a Mp4Scan>,
+    /// The track's declared length (within the maximum), to reserve the output up front.
+    pub declared: Option<Declared>,
+}
 
 /// What the loop does next.
 enum Step<T> {
@@ -25,17 +38,25 @@ enum Step<T> {
     Stop,
 }
 
-/// Decodes the packets of track `track_id` (whose MP4 scan, if any, is `mp4`) to the end of
-/// the stream or the first point where the rest has to be given up.
+/// Decodes the packets of the stream's track to the end of the stream or the first point where
+/// the rest has to be given up; stops with [`DecodeError::Cancelled`] once `cancel` is set.
 pub(super) fn decode_packets(
-    mut format: Box<dyn FormatReader>,
-    mut decoder: Box<dyn Decoder>,
-    track_id: u32,
-    mp4: Option<&Mp4Scan>,
+    stream: Stream<'_>,
+    cancel: &Cancel,
 ) -> Result<DecodedAudio, DecodeError> {
+    let Stream {
+        mut format,
+        mut decoder,
+        track_id,
+        mp4,
+        declared,
+    } = stream;
     let mut tally = Tally::default();
     let mut output: Option<Output> = None; // set by the first decoded buffer
     while let Some(packet) = next_packet(format.as_mut(), tally.decoded_frames > 0)? {
+        if cancel.is_cancelled() {
+            return Err(DecodeError::Cancelled);
+        }
         if packet.track_id() != track_id {
             continue;
         }
@@ -50,7 +71,7 @@ pub(super) fn decode_packets(
         }
         let spec = *buf.spec();
         if output.is_none() {
-            output = Some(Output::start(&spec, mp4, track_id)?);
+            output = Some(Output::start(&spec, mp4, track_id, declared)?);
         }
         let out = output.as_mut().expect("initialised above");
         if spec.rate != out.rate || spec.channels.count() == 0 {
@@ -132,9 +153,23 @@ struct Output {
 }
 
 impl Output {
-    /// Set up from the first decoded buffer of track `track_id`, once its rate is known.
-    fn start(spec: &SignalSpec, mp4: Option<&Mp4Scan>, track_id: u32) -> Result<Self, DecodeError> {
+    /// Set up from the first decoded buffer of track `track_id`, once its rate is known; room
+    /// for the declared length is reserved (untouched pages cost no memory until written).
+    fn start(
+        spec: &SignalSpec,
+        mp4: Option<&Mp4Scan>,
+        track_id: u32,
+        declared: Option<Declared>,
+    ) -> Result<Self, DecodeError> {
         check_rate(spec.rate)?;
+        let mut resampler = StreamingResampler::new(spec.rate);
+        if let Some(declared) = declared.filter(|d| d.rate == spec.rate) {
+            let frames = declared
+                .frames
+                .min(MAX_DURATION_SECS * u64::from(spec.rate));
+            // A little room past the exact length for the resampler's flushed tail.
+            resampler.reserve_output(expected_output_len(frames, spec.rate) as usize + 8192);
+        }
         let trim = mp4
             .and_then(|scan| scan.trim(track_id, spec.rate))
             .unwrap_or(Trim {
@@ -142,7 +177,7 @@ impl Output {
                 keep: None,
             });
         Ok(Output {
-            resampler: StreamingResampler::new(spec.rate),
+            resampler,
             rate: spec.rate,
             channels: u16::try_from(spec.channels.count()).unwrap_or(u16::MAX),
             trim,
@@ -221,8 +256,13 @@ impl Tally {
                 self.first_problem.as_deref().unwrap_or("malformed data")
             )));
         }
+        let mut samples = resampler.finish();
+        // A header that declared more than the stream held leaves unused room behind.
+        if samples.capacity() > samples.len() + samples.len() / 8 {
+            samples.shrink_to_fit();
+        }
         Ok(DecodedAudio {
-            samples: resampler.finish(),
+            samples,
             source_sample_rate: rate,
             source_channels: channels,
             duration_secs: self.kept_frames as f64 / f64::from(rate),

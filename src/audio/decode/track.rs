@@ -6,6 +6,42 @@ use symphonia::core::formats::{FormatReader, Track};
 
 use super::errors::decoder_error;
 use super::{DecodeError, MAX_SAMPLES_PER_PACKET, check_rate};
+use crate::audio::container::Container;
+
+/// The length a track's header declares.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Declared {
+    pub frames: u64,
+    pub rate: u32,
+}
+
+impl Declared {
+    pub fn secs(self) -> f64 {
+        self.frames as f64 / f64::from(self.rate)
+    }
+}
+
+/// The length track `track_id` declares, where it declares one that can be trusted to bound
+/// the decode. WAV's is left out: streaming writers put a placeholder (up to 4 GiB) there.
+pub(super) fn declared_frames(
+    format: &dyn FormatReader,
+    track_id: u32,
+    container: Container,
+) -> Option<Declared> {
+    if container == Container::Wav {
+        return None;
+    }
+    let params = &format
+        .tracks()
+        .iter()
+        .find(|t| t.id == track_id)?
+        .codec_params;
+    let rate = params.sample_rate.filter(|r| *r > 0)?;
+    Some(Declared {
+        frames: params.n_frames.filter(|n| *n > 0)?,
+        rate,
+    })
+}
 
 /// The default track if it is audio, else the first audio track that can be decoded: its id
 /// and its decoder. Where none can be decoded, the error of the first one tried.
