@@ -230,6 +230,6 @@ impl App {
 
     /// The current token (rotation applies to a running server at once).
     pub fn token(&self) -> Result<String, StoreError> {
-        discovery::token(&self.store)
+        discovery::current_token(&self.store)
     }
 }

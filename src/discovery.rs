@@ -175,6 +175,15 @@ pub fn token(store: &Store) -> Result<String, StoreError> {
     store.secret_or_insert(TOKEN_SECRET, generate_token)
 }
 
+/// The API token as it is now, read without waiting behind a write; created (through the
+/// writer) only when there is none yet.
+pub fn current_token(store: &Store) -> Result<String, StoreError> {
+    match store.secret(TOKEN_SECRET)? {
+        Some(token) => Ok(token),
+        None => token(store),
+    }
+}
+
 /// Replaces the token. A running server sees the new one on its next request, and its
 /// discovery file is rewritten so clients pick it up.
 pub fn rotate_token(dir: &DataDir, store: &Store) -> Result<String, RotateError> {

@@ -1,6 +1,7 @@
 //! The session driver dictation and the Recorder share: the pure state machine behind one lock,
-//! each event applied and its effects carried out under that lock, and the capture thread a
-//! session runs with its stop flag, posting its events back onto the runtime.
+//! each event applied and its effects carried out under that lock (on a blocking thread: the
+//! effects write to the store), and the capture thread a session runs with its stop flag,
+//! posting its events back onto the runtime.
 
 use std::fmt;
 use std::sync::Arc;
@@ -26,7 +27,7 @@ pub trait Driven: Send + Sync + Sized + 'static {
     type Captured: Send + 'static;
     /// What the service keeps about the session in progress.
     type Session: Send;
-    type Error: From<Self::Refused> + From<Internal> + fmt::Display + Send;
+    type Error: From<Self::Refused> + From<Internal> + fmt::Display + Send + 'static;
 
     fn driver(&self) -> &Driver<Self>;
 
@@ -70,23 +71,28 @@ impl Internal {
 
 /// The state of one service's sessions, behind the lock every event goes through.
 pub struct Driver<S: Driven> {
-    live: tokio::sync::Mutex<Live<S>>,
+    live: Arc<tokio::sync::Mutex<Live<S>>>,
 }
 
 impl<S: Driven> Driver<S> {
     /// A driver in the machine's `idle` state.
     pub fn new(idle: S::State) -> Driver<S> {
         Driver {
-            live: tokio::sync::Mutex::new(Live {
+            live: Arc::new(tokio::sync::Mutex::new(Live {
                 state: idle,
                 session: None,
                 capture: None,
-            }),
+            })),
         }
     }
 
     pub async fn lock(&self) -> tokio::sync::MutexGuard<'_, Live<S>> {
         self.live.lock().await
+    }
+
+    /// The lock, as a guard a blocking thread can carry.
+    async fn lock_owned(&self) -> tokio::sync::OwnedMutexGuard<Live<S>> {
+        self.live.clone().lock_owned().await
     }
 }
 
@@ -163,19 +169,24 @@ pub fn dispatch<S: Driven>(
 
 /// Applies an event from the capture thread or a background step.
 pub async fn handle<S: Driven>(service: &Arc<S>, event: S::Event) -> Result<(), S::Error> {
-    let mut live = service.driver().lock().await;
-    dispatch(service, &mut live, event)
+    let mut live = service.driver().lock_owned().await;
+    let service = service.clone();
+    blocking(STEP_STOPPED, move || dispatch(&service, &mut live, event)).await
 }
 
 /// Applies `stop` to the recording session and answers its id.
 pub async fn stop<S: Driven>(service: &Arc<S>, stop: S::Event) -> Result<Uuid, S::Error> {
-    let mut live = service.driver().lock().await;
+    let mut live = service.driver().lock_owned().await;
     let Some(id) = S::recording(&live.state) else {
         return Err(S::NOT_RECORDING.into());
     };
-    dispatch(service, &mut live, stop)?;
+    let service = service.clone();
+    blocking(STEP_STOPPED, move || dispatch(&service, &mut live, stop)).await?;
     Ok(id)
 }
+
+/// The cause of a failure when the thread carrying out an event's effects stopped.
+const STEP_STOPPED: &str = "recording the session's new state stopped";
 
 /// What a capture thread calls to post an event back onto the runtime it was started from.
 pub fn poster<S: Driven>(service: &Arc<S>) -> impl Fn(S::Event) + Send + 'static {

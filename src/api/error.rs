@@ -150,7 +150,15 @@ impl IntoResponse for ApiError {
 
 impl From<crate::store::StoreError> for ApiError {
     fn from(err: crate::store::StoreError) -> Self {
-        ApiError::internal("database error", err)
+        use crate::store::{SEARCH_DEADLINE, StoreError};
+        match err {
+            StoreError::SearchTooLong => ApiError::ServiceUnavailable(format!(
+                "The history search took longer than {} seconds and was stopped. Search with \
+                 fewer or longer words.",
+                SEARCH_DEADLINE.as_secs()
+            )),
+            err => ApiError::internal("database error", err),
+        }
     }
 }
 
@@ -164,5 +172,19 @@ impl From<crate::audio::capture::CaptureError> for ApiError {
 impl From<crate::session::Internal> for ApiError {
     fn from(err: crate::session::Internal) -> Self {
         ApiError::internal(err.cause, err.detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_past_its_deadline_is_503_telling_to_narrow_it() {
+        let err = ApiError::from(crate::store::StoreError::SearchTooLong);
+        assert_eq!(err.status(), StatusCode::SERVICE_UNAVAILABLE);
+        insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
+            insta::assert_json_snapshot!("history_search_too_long", err.body());
+        });
     }
 }

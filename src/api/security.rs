@@ -92,9 +92,11 @@ pub async fn answer_options(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-/// Checks the token when token checking is on (preference or `--require-token`).
+/// Checks the token when token checking is on (preference or `--require-token`). The store
+/// is read on a blocking thread, from a read connection that never waits behind a write.
 pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    match token_allows(&app, request.headers()) {
+    let headers = request.headers().clone();
+    match super::blocking(&app, move |app| token_allows(app, &headers)).await {
         Ok(true) => next.run(request).await,
         Ok(false) => ApiError::Unauthorized.into_response(),
         Err(err) => err.into_response(),

@@ -1,18 +1,23 @@
-//! `GET /v1/status` (always public) and `GET /v1/models`.
+//! `GET /v1/status` (always public) and `GET /v1/models`. Both read the selection from the
+//! store and look for model files, so they run on a blocking thread.
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
 
-use super::ApiError;
+use super::{ApiError, blocking};
 use crate::app::App;
 use crate::wire::{API_VERSION, ModelEntry, ModelList, Status};
 
 pub async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
+    blocking(&app, current_status).await.map(Json)
+}
+
+fn current_status(app: &App) -> Result<Status, ApiError> {
     let selected = app.transcriber.selected()?;
     let ready = selected.as_ref().is_some_and(|s| s.offer.downloaded);
-    Ok(Json(Status {
+    Ok(Status {
         status: if ready { "ready" } else { "no_model" }.into(),
         engine: selected.as_ref().map(|s| s.engine.id().to_string()),
         model: selected.as_ref().map(|s| s.offer.spec.id.to_string()),
@@ -21,10 +26,14 @@ pub async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiErro
         supports_streaming: false,
         // No target-language translation provider exists on this host.
         supports_translation: false,
-    }))
+    })
 }
 
 pub async fn models(State(app): State<Arc<App>>) -> Result<Json<ModelList>, ApiError> {
+    blocking(&app, model_list).await.map(Json)
+}
+
+fn model_list(app: &App) -> Result<ModelList, ApiError> {
     let selected = app.transcriber.selected()?;
     let is_selected = |engine: &str, model: &str| {
         selected
@@ -54,5 +63,5 @@ pub async fn models(State(app): State<Arc<App>>) -> Result<Json<ModelList>, ApiE
             })
         })
         .collect();
-    Ok(Json(ModelList { models }))
+    Ok(ModelList { models })
 }

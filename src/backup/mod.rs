@@ -84,9 +84,9 @@ impl Backup {
 }
 
 /// Everything the store holds that a backup carries, read in one transaction so the
-/// document is a consistent snapshot.
+/// document is a consistent snapshot. A long read: it never waits behind a write.
 pub fn export(store: &Store) -> Result<Backup, StoreError> {
-    let mut conn = store.conn();
+    let (_slot, mut conn) = store.long_read()?;
     let tx = conn.transaction()?;
     let prefs = preferences::ALL
         .iter()

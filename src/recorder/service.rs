@@ -150,7 +150,13 @@ impl Recorder {
         mic: Option<bool>,
         system_audio: Option<bool>,
     ) -> Result<Uuid, RecorderError> {
-        let sources = self.sources(mic, system_audio)?;
+        let reading = self.clone();
+        let sources = session::blocking("reading the preferences stopped", move || {
+            reading
+                .sources(mic, system_audio)
+                .map_err(RecorderError::from)
+        })
+        .await?;
         let mut live = self.driver.lock().await;
         let id = Uuid::new_v4();
         let next = live.check(Event::Start { id, sources })?;
@@ -253,10 +259,12 @@ impl Recorder {
             text: None,
             transcription_error: None,
         };
-        let enabled = self
-            .store
-            .pref_bool(&preferences::RECORDER_TRANSCRIPTION_ENABLED)
-            .unwrap_or(true);
+        let store = self.store.clone();
+        let enabled = tokio::task::spawn_blocking(move || {
+            store.pref_bool(&preferences::RECORDER_TRANSCRIPTION_ENABLED)
+        })
+        .await
+        .map_or(true, |read| read.unwrap_or(true));
         // Nothing to transcribe in a recording stopped at once (or cut short by a fault).
         if enabled && seconds >= 0.1 && ended.failure.is_none() {
             match transcribe(&self.transcriber, &done.output_file).await {

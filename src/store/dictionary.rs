@@ -43,7 +43,7 @@ impl Store {
     /// Enabled recognition terms, sorted case-insensitively (the transcription path joins
     /// them into the engine's prompt).
     pub fn enabled_terms(&self) -> Result<Vec<Term>, StoreError> {
-        Ok(enabled_terms(&self.conn())?)
+        self.reading(enabled_terms)
     }
 
     /// Adds terms, or with `replace` makes them the whole list: terms are trimmed, empty
@@ -98,7 +98,7 @@ impl Store {
     /// Enabled corrections, sorted case-insensitively by original (the transcription path
     /// applies them last).
     pub fn enabled_corrections(&self) -> Result<Vec<Correction>, StoreError> {
-        Ok(enabled_corrections(&self.conn())?)
+        self.reading(enabled_corrections)
     }
 
     /// Adds or updates (by case-insensitive original) one correction and enables it; returns

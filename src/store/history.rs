@@ -5,12 +5,11 @@
 //! stops after one page instead of sorting every match.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, ToSql, params};
 use uuid::Uuid;
 
-use unicode_normalization::char::is_combining_mark;
-
 use super::preferences::{self, HISTORY_RETENTION_DAYS};
+use super::search::fts_query;
 use super::text::count_words;
 use super::{Store, StoreError};
 use crate::wire;
@@ -104,41 +103,16 @@ impl Store {
         Ok(written)
     }
 
-    /// One page of history, newest first, optionally filtered by a search text.
+    /// One page of history, newest first, optionally filtered by a search text (a search
+    /// is bounded: see [`super::search`]). Reads never wait behind a write.
     pub fn history_page(&self, query: &HistoryQuery) -> Result<HistoryPage, StoreError> {
-        let conn = self.conn();
         let limit = i64::from(query.limit);
         let offset = i64::try_from(query.offset).unwrap_or(i64::MAX);
         let search = query.query.as_deref().map(str::trim).unwrap_or("");
         let (total, entries) = if search.is_empty() {
-            let total: i64 = conn.query_row("SELECT count(*) FROM history", [], |r| r.get(0))?;
-            // The page's row ids come from the narrow timestamp index, then the rows.
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM history WHERE seq IN
-                     (SELECT seq FROM history ORDER BY timestamp DESC, seq DESC
-                      LIMIT ?1 OFFSET ?2)
-                 ORDER BY seq DESC"
-            ))?;
-            let entries = stmt
-                .query_map(params![limit, offset], read_entry)?
-                .collect::<Result<_, _>>()?;
-            (total, entries)
+            list_page(&*self.read()?, limit, offset)?
         } else if let Some(matcher) = fts_query(search) {
-            let total: i64 = conn.query_row(
-                "SELECT count(*) FROM history_fts WHERE history_fts MATCH ?1",
-                [&matcher],
-                |r| r.get(0),
-            )?;
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM history WHERE seq IN
-                     (SELECT rowid FROM history_fts WHERE history_fts MATCH ?1
-                      ORDER BY rowid DESC LIMIT ?2 OFFSET ?3)
-                 ORDER BY seq DESC"
-            ))?;
-            let entries = stmt
-                .query_map(params![matcher, limit, offset], read_entry)?
-                .collect::<Result<_, _>>()?;
-            (total, entries)
+            self.search(|conn| search_page(conn, &matcher, limit, offset))?
         } else {
             (0, Vec::new())
         };
@@ -150,7 +124,7 @@ impl Store {
 
     /// The entry with this id, if any.
     pub fn history_entry(&self, id: &Uuid) -> Result<Option<HistoryEntry>, StoreError> {
-        let conn = self.conn();
+        let conn = self.read()?;
         let mut stmt =
             conn.prepare_cached(&format!("SELECT {COLUMNS} FROM history WHERE id = ?1"))?;
         Ok(stmt
@@ -171,6 +145,61 @@ impl Store {
     pub fn apply_history_retention(&self) -> Result<usize, StoreError> {
         Ok(apply_retention(&self.conn(), Utc::now())?)
     }
+}
+
+/// How many entries there are, and one page of them.
+fn list_page(
+    conn: &Connection,
+    limit: i64,
+    offset: i64,
+) -> rusqlite::Result<(i64, Vec<HistoryEntry>)> {
+    // The page's row ids come from the narrow timestamp index, then the rows.
+    let page = format!(
+        "SELECT {COLUMNS} FROM history WHERE seq IN
+             (SELECT seq FROM history ORDER BY timestamp DESC, seq DESC
+              LIMIT ?1 OFFSET ?2)
+         ORDER BY seq DESC"
+    );
+    let count = "SELECT count(*) FROM history";
+    counted_page(conn, (count, params![]), (&page, params![limit, offset]))
+}
+
+/// How many entries match the FTS5 query `matcher`, and one page of them.
+fn search_page(
+    conn: &Connection,
+    matcher: &str,
+    limit: i64,
+    offset: i64,
+) -> rusqlite::Result<(i64, Vec<HistoryEntry>)> {
+    let page = format!(
+        "SELECT {COLUMNS} FROM history WHERE seq IN
+             (SELECT rowid FROM history_fts WHERE history_fts MATCH ?1
+              ORDER BY rowid DESC LIMIT ?2 OFFSET ?3)
+         ORDER BY seq DESC"
+    );
+    let count = "SELECT count(*) FROM history_fts WHERE history_fts MATCH ?1";
+    counted_page(
+        conn,
+        (count, params![matcher]),
+        (&page, params![matcher, limit, offset]),
+    )
+}
+
+/// Runs the `count` and `page` statements in one read transaction, so the total and the
+/// page agree even while entries are written.
+fn counted_page(
+    conn: &Connection,
+    (count, count_params): (&str, &[&dyn ToSql]),
+    (page, page_params): (&str, &[&dyn ToSql]),
+) -> rusqlite::Result<(i64, Vec<HistoryEntry>)> {
+    let tx = conn.unchecked_transaction()?;
+    let total: i64 = tx.query_row(count, count_params, |r| r.get(0))?;
+    let entries = tx
+        .prepare_cached(page)?
+        .query_map(page_params, read_entry)?
+        .collect::<Result<_, _>>()?;
+    tx.commit()?;
+    Ok((total, entries))
 }
 
 /// The oldest timestamp the retention window keeps, or None when history is kept forever.
@@ -269,18 +298,6 @@ fn whole_seconds(at: DateTime<Utc>) -> DateTime<Utc> {
     Utc.timestamp_opt(at.timestamp(), 0).single().unwrap_or(at)
 }
 
-/// An FTS5 query for a search text: every word must appear, each as a prefix (so `transcr`
-/// finds `transcription`). Words are split like the `unicode61` tokenizer splits them and
-/// quoted, so no search text can inject FTS5 syntax. None when the text holds no word.
-fn fts_query(search: &str) -> Option<String> {
-    let words: Vec<String> = search
-        .split(|c: char| !(c.is_alphanumeric() || is_combining_mark(c)))
-        .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{w}\"*"))
-        .collect();
-    (!words.is_empty()).then(|| words.join(" "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,6 +362,23 @@ mod tests {
                 [],
             )
             .unwrap();
+    }
+
+    #[test]
+    fn a_search_past_its_deadline_is_interrupted() {
+        let (_dir, store) = temp_store();
+        let now = Utc::now();
+        let entries: Vec<_> = (0..5_000)
+            .map(|i| entry(&format!("entry {i} of the history"), None, now))
+            .collect();
+        store.insert_history_many(&entries).unwrap();
+        let conn = store.read().unwrap();
+        let search = |conn: &Connection| search_page(conn, "\"entry\"* \"of\"*", 50, 0);
+        let late = super::super::search::within(&conn, std::time::Instant::now(), search);
+        assert!(matches!(late, Err(StoreError::SearchTooLong)), "{late:?}");
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let (total, page) = super::super::search::within(&conn, far, search).unwrap();
+        assert_eq!((total, page.len()), (5_000, 50));
     }
 
     #[test]

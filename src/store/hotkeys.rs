@@ -17,7 +17,7 @@ pub struct Hotkey {
 impl Store {
     /// Every binding, by slot.
     pub fn hotkeys(&self) -> Result<Vec<Hotkey>, StoreError> {
-        Ok(all(&self.conn())?)
+        self.reading(all)
     }
 }
 

@@ -1,6 +1,8 @@
 //! SQLite store (bundled SQLite): one database file in the data folder, schema migrations,
 //! WAL with `synchronous=FULL` so an acknowledged write survives a crash. Holds preferences,
 //! history, the dictionary, workflows and the other categories a settings backup carries.
+//! One writer connection behind a mutex; reads go to a small pool of read-only connections
+//! ([`readers`]), so no read waits behind a long write.
 
 pub mod dictionary;
 pub mod history;
@@ -11,7 +13,9 @@ pub mod plugins;
 pub mod preferences;
 pub mod profiles;
 pub mod prompt_actions;
+mod readers;
 pub mod rules;
+pub mod search;
 pub mod secrets;
 pub mod sessions;
 pub mod snippets;
@@ -31,7 +35,9 @@ pub use plugins::Plugin;
 pub use preferences::{Pref, PrefError, PrefKind, PrefValue};
 pub use profiles::{Profile, ProfileFields};
 pub use prompt_actions::PromptAction;
+pub use readers::Reader;
 pub use rules::Rule;
+pub use search::SEARCH_DEADLINE;
 pub use sessions::{DictationSession, RecorderEnd, RecorderSession};
 pub use snippets::Snippet;
 pub use workflows::{LanguageMode, Workflow, WorkflowFields};
@@ -56,17 +62,24 @@ pub enum StoreError {
         found: usize,
         known: usize,
     },
+    /// A history search ran past [`SEARCH_DEADLINE`] (waiting for its turn included).
+    #[error("the history search ran past its deadline of {} s", SEARCH_DEADLINE.as_secs())]
+    SearchTooLong,
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
 }
 
-/// Page cache of the connection, in KiB.
+/// Page cache of each connection, in KiB.
 const CACHE_KIB: i64 = 32 * 1024;
 
-/// The application's database. One connection behind a mutex: statements are short,
-/// and long work runs on blocking threads.
+/// The application's database: the writer behind a mutex (every write, and reads that decide
+/// a write), and read-only connections for everything else. Both block: call them from
+/// blocking threads.
 pub struct Store {
     conn: Mutex<Connection>,
+    readers: readers::Readers,
+    /// Searches and exports: fewer than the readers, so short reads always find one.
+    long_reads: readers::Slots,
     path: PathBuf,
 }
 
@@ -92,6 +105,8 @@ impl Store {
         migrations::apply(&mut conn, path)?;
         Ok(Store {
             conn: Mutex::new(conn),
+            readers: readers::Readers::new(path),
+            long_reads: readers::Slots::new(readers::LONG_READS),
             path: path.to_path_buf(),
         })
     }
@@ -100,12 +115,38 @@ impl Store {
         &self.path
     }
 
-    /// The connection, for one short unit of work. A panic elsewhere never locks the store out:
-    /// an open transaction is rolled back when it is dropped, so the connection is still sound.
+    /// The writer connection, for one unit of write work. A panic elsewhere never locks the
+    /// store out: an open transaction is rolled back when it is dropped, so the connection is
+    /// still sound.
     pub fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A read-only connection for a short read; it never waits behind a write. Each statement
+    /// (or explicit transaction) reads the latest committed state.
+    pub fn read(&self) -> Result<Reader<'_>, StoreError> {
+        self.readers.take()
+    }
+
+    /// Runs `read` in one read transaction on a read connection: its statements see one
+    /// committed state, and it never waits behind a write.
+    pub(crate) fn reading<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let conn = self.read()?;
+        let tx = conn.unchecked_transaction()?;
+        let value = read(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// A read connection for a long read (an export), after waiting for a long-read slot.
+    pub(crate) fn long_read(&self) -> Result<(readers::Slot<'_>, Reader<'_>), StoreError> {
+        let slot = self.long_reads.take();
+        Ok((slot, self.read()?))
     }
 
     /// The schema version this database is at.

@@ -21,7 +21,7 @@ pub struct Plugin {
 impl Store {
     /// Every installed plugin, by id.
     pub fn plugins(&self) -> Result<Vec<Plugin>, StoreError> {
-        Ok(all(&self.conn())?)
+        self.reading(all)
     }
 }
 

@@ -224,7 +224,7 @@ impl Store {
 
     /// The stored value only (None when the default applies).
     pub fn stored_pref(&self, pref: &Pref) -> Result<Option<PrefValue>, StoreError> {
-        Ok(stored_on(&self.conn(), pref)?)
+        Ok(stored_on(&*self.read()?, pref)?)
     }
 
     pub fn pref_bool(&self, pref: &Pref) -> Result<bool, StoreError> {
@@ -254,13 +254,15 @@ impl Store {
 
     /// Every known preference with its effective value and whether it was set explicitly.
     pub fn list_prefs(&self) -> Result<Vec<(&'static Pref, PrefValue, bool)>, StoreError> {
-        ALL.iter()
-            .map(|pref| {
-                let stored = self.stored_pref(pref)?;
-                let is_set = stored.is_some();
-                Ok((pref, stored.unwrap_or_else(|| pref.default_value()), is_set))
-            })
-            .collect()
+        self.reading(|conn| {
+            ALL.iter()
+                .map(|pref| {
+                    let stored = stored_on(conn, pref)?;
+                    let is_set = stored.is_some();
+                    Ok((pref, stored.unwrap_or_else(|| pref.default_value()), is_set))
+                })
+                .collect()
+        })
     }
 }
 

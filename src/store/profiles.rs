@@ -41,6 +41,6 @@ impl RuleKind for ProfileFields {
 impl Store {
     /// Every profile, by priority (ties in the order they were added).
     pub fn profiles(&self) -> Result<Vec<Profile>, StoreError> {
-        Ok(Profile::all(&self.conn())?)
+        self.reading(Profile::all)
     }
 }

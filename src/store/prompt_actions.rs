@@ -18,7 +18,7 @@ pub struct PromptAction {
 impl Store {
     /// Every prompt action, in the order they were added.
     pub fn prompt_actions(&self) -> Result<Vec<PromptAction>, StoreError> {
-        Ok(all(&self.conn())?)
+        self.reading(all)
     }
 }
 

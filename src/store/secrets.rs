@@ -6,7 +6,7 @@ use super::{Store, StoreError};
 
 impl Store {
     pub fn secret(&self, name: &str) -> Result<Option<String>, StoreError> {
-        let conn = self.conn();
+        let conn = self.read()?;
         let mut stmt = conn.prepare_cached("SELECT value FROM secrets WHERE name = ?1")?;
         Ok(stmt
             .query_row([name], |row| row.get::<_, String>(0))

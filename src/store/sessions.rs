@@ -119,7 +119,7 @@ impl Store {
 
     pub fn recorder_session(&self, id: &Uuid) -> Result<Option<RecorderSession>, StoreError> {
         Ok(self
-            .conn()
+            .read()?
             .query_row(
                 &format!("SELECT {RECORDER_COLUMNS} FROM recorder_sessions WHERE id = ?1"),
                 [wire::format_uuid(id)],
@@ -178,7 +178,7 @@ impl Store {
 
     pub fn dictation_session(&self, id: &Uuid) -> Result<Option<DictationSession>, StoreError> {
         Ok(self
-            .conn()
+            .read()?
             .query_row(
                 &format!("SELECT {DICTATION_COLUMNS} FROM dictation_sessions WHERE id = ?1"),
                 [wire::format_uuid(id)],

@@ -17,7 +17,7 @@ pub struct Snippet {
 impl Store {
     /// Every snippet, in the order they were added.
     pub fn snippets(&self) -> Result<Vec<Snippet>, StoreError> {
-        Ok(all(&self.conn())?)
+        self.reading(all)
     }
 }
 

@@ -113,12 +113,12 @@ impl ToSql for LanguageMode {
 impl Store {
     /// Every workflow, by priority (ties in the order they were added).
     pub fn workflows(&self) -> Result<Vec<Workflow>, StoreError> {
-        Ok(Workflow::all(&self.conn())?)
+        self.reading(Workflow::all)
     }
 
     /// The workflow with this id, if any.
     pub fn workflow(&self, id: &Uuid) -> Result<Option<Workflow>, StoreError> {
-        Ok(Workflow::find(&self.conn(), id)?)
+        self.reading(|conn| Workflow::find(conn, id))
     }
 
     /// Adds a workflow (its id must be new).
