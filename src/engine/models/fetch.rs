@@ -240,7 +240,18 @@ impl Transfer<'_> {
             }
         };
         let (expected_sha, total) = match self.expected {
-            Expected::Pinned { sha256, size } => (sha256.clone(), Some(*size)),
+            Expected::Pinned { sha256, size } => {
+                if let Some(announced) = total.filter(|announced| announced != size) {
+                    let file = self.file.to_string();
+                    let err = DownloadError::SizeMismatch {
+                        file,
+                        expected: *size,
+                        received: announced,
+                    };
+                    return Err((err, Next::Discard));
+                }
+                (sha256.clone(), Some(*size))
+            }
             Expected::Published => {
                 let file = self.file.to_string();
                 let sha = published_sha256(self.client, &fetched, self.url)
