@@ -412,9 +412,10 @@ async fn a_download_that_cannot_fit_is_refused_before_it_starts() {
         sha256: "0".repeat(64),
         size: 1 << 60,
     };
-    let err = fetch_blocking(server.uri(), huge, models)
+    let err = fetch_blocking(server.uri(), huge, models.clone())
         .await
         .unwrap_err();
+    assert!(files_in(&models).is_empty(), "{:?}", files_in(&models));
     let DownloadError::NoSpace { needed, free, .. } = &err else {
         panic!("{err}");
     };
@@ -512,5 +513,10 @@ fn an_unreachable_proxy_is_named_in_the_error() {
         err.to_string()
             .contains("through the proxy http://127.0.0.1:"),
         "{err}"
+    );
+    assert!(
+        files_in(&models).is_empty(),
+        "no empty part file: {:?}",
+        files_in(&models)
     );
 }

@@ -130,7 +130,10 @@ pub fn download_verified(
         if partial.len() > *size || partial.origin().is_some_and(|o| o.sha256 != *sha256) {
             partial.restart().map_err(io_err)?;
         }
-        ensure_room(models, &file, size - partial.len())?;
+        if let Err(err) = ensure_room(models, &file, size - partial.len()) {
+            partial.discard_if_empty();
+            return Err(err);
+        }
     }
     let mut attempt = 1;
     loop {
@@ -157,7 +160,10 @@ pub fn download_verified(
                 partial.discard();
                 return Err(err);
             }
-            Err((err, _)) => return Err(err),
+            Err((err, _)) => {
+                partial.discard_if_empty();
+                return Err(err);
+            }
         }
     }
 }

@@ -147,6 +147,13 @@ impl Partial {
         Ok(())
     }
 
+    /// Removes the part file unless it holds bytes worth resuming.
+    pub fn discard_if_empty(self) {
+        if self.is_empty() {
+            self.discard();
+        }
+    }
+
     /// Removes the part file and its record.
     pub fn discard(self) {
         let _ = fs::remove_file(&self.path);
