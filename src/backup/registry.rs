@@ -1,11 +1,14 @@
 //! The plugin registry a settings import installs plugins from: `GET {url}/plugins/{id}/{version}`
-//! answers the plugin's metadata as JSON, 404 when the registry does not offer it.
+//! answers the plugin's metadata as JSON, 404 when the registry does not offer it. Fetched over
+//! HTTPS like model downloads ([`crate::net`]): platform trust store, proxies, redirects.
 
 use std::io::Read;
 use std::time::Duration;
 
 use serde::Deserialize;
+use url::Url;
 
+use crate::net::{HttpClient, Timeouts};
 use crate::store::Plugin;
 
 /// The registry could not be asked (connection refused, timeout, server error...).
@@ -21,7 +24,7 @@ pub trait PluginSource: Send + Sync {
 /// A registry over HTTP at a base URL (the `pluginRegistryUrl` preference).
 pub struct HttpRegistry {
     base: String,
-    http: ureq::Agent,
+    http: HttpClient,
 }
 
 /// The registry's answer for one plugin version.
@@ -42,8 +45,12 @@ struct Metadata {
 /// The most of a registry answer that is read.
 const MAX_METADATA_BYTES: u64 = 1024 * 1024;
 
-/// How long one registry request may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long registry requests may take (one request: 10 s in all).
+const TIMEOUTS: Timeouts = Timeouts {
+    connect: Duration::from_secs(5),
+    read: Duration::from_secs(10),
+    total: Some(Duration::from_secs(10)),
+};
 
 impl HttpRegistry {
     /// A registry at `base_url`; None when the URL is empty (no registry configured).
@@ -52,14 +59,9 @@ impl HttpRegistry {
         if base.is_empty() {
             return None;
         }
-        let http = ureq::AgentBuilder::new()
-            .timeout_connect(Duration::from_secs(5))
-            .timeout(REQUEST_TIMEOUT)
-            .redirects(0)
-            .build();
         Some(HttpRegistry {
             base: base.to_string(),
-            http,
+            http: HttpClient::new(TIMEOUTS),
         })
     }
 }
@@ -67,16 +69,31 @@ impl HttpRegistry {
 impl PluginSource for HttpRegistry {
     fn fetch(&self, id: &str, version: &str) -> Result<Option<Plugin>, RegistryUnreachable> {
         // Ids and versions were checked when the document was read: no URL syntax in them.
-        let url = format!("{}/plugins/{id}/{version}", self.base);
-        let response = match self.http.get(&url).call() {
-            Ok(response) => response,
-            Err(ureq::Error::Status(status, _)) if status < 500 => {
+        let address = format!("{}/plugins/{id}/{version}", self.base);
+        let url = Url::parse(&address)
+            .map_err(|err| RegistryUnreachable(format!("{address} is not a valid URL ({err})")))?;
+        let fetched = self
+            .http
+            .get(&url, &[("Accept", "application/json")])
+            .map_err(|err| RegistryUnreachable(err.to_string()))?;
+        let status = fetched.response.status().as_u16();
+        match status {
+            200..=299 => {}
+            400..=499 => {
                 tracing::info!("plugin {id} {version} is not offered by the registry ({status})");
                 return Ok(None);
             }
-            Err(err) => return Err(RegistryUnreachable(format!("{url}: {err}"))),
-        };
-        let body = response.into_reader().take(MAX_METADATA_BYTES);
+            _ => {
+                return Err(RegistryUnreachable(format!(
+                    "{address} answered HTTP {status}"
+                )));
+            }
+        }
+        let body = fetched
+            .response
+            .into_body()
+            .into_reader()
+            .take(MAX_METADATA_BYTES);
         let metadata: Metadata = match serde_json::from_reader(body) {
             Ok(metadata) => metadata,
             Err(err) => {
