@@ -67,6 +67,23 @@ fn check_output(audio: &DecodedAudio) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Inputs kept from coverage-guided runs (`scripts/fuzz decode`): the smallest of the corpus
+/// it built, and any input that ever crashed the decoder. Each one is decoded again here.
+#[test]
+fn inputs_kept_from_fuzzing_never_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/decode");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        if let Err(failure) = check(&bytes) {
+            panic!("{}: {failure}", path.display());
+        }
+        replayed += 1;
+    }
+    assert!(replayed > 0, "no kept inputs in {}", dir.display());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
