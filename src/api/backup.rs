@@ -1,12 +1,13 @@
 //! `GET /v1/settings/export` and `POST /v1/settings/import`.
 
+use std::io::BufReader;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 
-use super::json::{self, JsonError};
+use super::json;
 use super::{ApiError, blocking};
 use crate::app::App;
 use crate::backup::{self, Backup, HttpRegistry, PluginSource};
@@ -32,6 +33,8 @@ fn invalid(detail: impl std::fmt::Display) -> ApiError {
     ))
 }
 
+/// The body is spooled to a file as it arrives (up to 64 MiB), then parsed from there on a
+/// blocking thread.
 async fn import(
     State(app): State<Arc<App>>,
     request: Request,
@@ -40,12 +43,10 @@ async fn import(
         request.headers(),
         "Send the backup with Content-Type: application/json.",
     )?;
-    let body = json::read(&app, request.into_body()).await?;
-    let document: SettingsDocument = json::parse(body).await.map_err(|err| match err {
-        JsonError::Malformed(err) => invalid(format!("The JSON is malformed: {err}.")),
-        JsonError::Shape(err) => invalid(format!("{err}.")),
-    })?;
+    let body = json::spool(&app, request.into_body()).await?;
     let summary = blocking(&app, move |app| {
+        let document: SettingsDocument = serde_json::from_reader(BufReader::new(body))
+            .map_err(|err| invalid(format!("The JSON is malformed: {err}.")))?;
         let backup = Backup::from_json(&document).map_err(invalid)?;
         drop(document);
         let registry = match app.store.pref(&PLUGIN_REGISTRY_URL)? {
