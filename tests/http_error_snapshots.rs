@@ -180,10 +180,18 @@ fn cases() -> Vec<(&'static str, Request<Body>)> {
             )),
         ),
         (
-            "import_content_length_over_256_mib",
+            "import_content_length_over_64_mib",
             request("POST", "/v1/settings/import")
                 .header("content-type", "application/json")
-                .header("content-length", (256u64 * 1024 * 1024 + 1).to_string())
+                .header("content-length", (64u64 * 1024 * 1024 + 1).to_string())
+                .body(Body::empty())
+                .unwrap(),
+        ),
+        (
+            "terms_content_length_over_1_mib",
+            request("PUT", "/v1/dictionary/terms")
+                .header("content-type", "application/json")
+                .header("content-length", (1024 * 1024 + 1).to_string())
                 .body(Body::empty())
                 .unwrap(),
         ),

@@ -36,7 +36,7 @@ async fn a_huge_content_length_is_refused_at_once_without_reading() {
     assert_eq!(status, 413);
     assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
     let body: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(body, error_json(ApiError::PayloadTooLarge));
+    assert_eq!(body, error_json(ApiError::PayloadTooLarge { limit_mib: 1 }));
     server.stop().await;
 }
 
@@ -220,7 +220,10 @@ fn a_chunked_upload_past_256_mib_gets_413_with_bounded_memory() {
     let (status, _, body) = parse_response(&raw);
     assert_eq!(status, 413, "after {sent} bytes: {body}");
     let body: serde_json::Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(body, error_json(ApiError::PayloadTooLarge));
+    assert_eq!(
+        body,
+        error_json(ApiError::PayloadTooLarge { limit_mib: 256 })
+    );
 
     let growth_mib = (peak_rss_kib(pid) - before) / 1024;
     assert!(growth_mib < 64, "server memory grew by {growth_mib} MiB");

@@ -1,15 +1,17 @@
 //! `GET /v1/settings/export` and `POST /v1/settings/import`.
 
+use std::io::BufReader;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use tokio::sync::Semaphore;
 
-use super::json::{self, JsonError};
+use super::json;
 use super::{ApiError, blocking};
 use crate::app::App;
-use crate::backup::{self, Backup, HttpRegistry, PluginSource};
+use crate::backup::{self, Backup, DocumentError, HttpRegistry, PluginSource};
 use crate::store::PrefValue;
 use crate::store::preferences::PLUGIN_REGISTRY_URL;
 use crate::wire::{ImportSummary, SettingsDocument};
@@ -32,6 +34,12 @@ fn invalid(detail: impl std::fmt::Display) -> ApiError {
     ))
 }
 
+/// One import is read and merged at a time: the backup it builds in memory (about 2 to 3 times
+/// the document for history and dictionary entries) is the largest thing a request holds.
+static IMPORTS: Semaphore = Semaphore::const_new(1);
+
+/// The body is spooled to a file as it arrives (up to 64 MiB), then read as it streams from
+/// there on a blocking thread: the document is never held whole in memory, parsed or not.
 async fn import(
     State(app): State<Arc<App>>,
     request: Request,
@@ -40,14 +48,16 @@ async fn import(
         request.headers(),
         "Send the backup with Content-Type: application/json.",
     )?;
-    let body = json::read(&app, request.into_body()).await?;
-    let document: SettingsDocument = json::parse(body).await.map_err(|err| match err {
-        JsonError::Malformed(err) => invalid(format!("The JSON is malformed: {err}.")),
-        JsonError::Shape(err) => invalid(format!("{err}.")),
-    })?;
+    let body = json::spool(&app, request.into_body()).await?;
+    let _turn = IMPORTS
+        .acquire()
+        .await
+        .expect("the import semaphore is never closed");
     let summary = blocking(&app, move |app| {
-        let backup = Backup::from_json(&document).map_err(invalid)?;
-        drop(document);
+        let backup = Backup::from_reader(BufReader::new(body)).map_err(|err| match err {
+            DocumentError::Malformed(err) => invalid(format!("The JSON is malformed: {err}.")),
+            DocumentError::Invalid(problem) => invalid(problem),
+        })?;
         let registry = match app.store.pref(&PLUGIN_REGISTRY_URL)? {
             PrefValue::Text(url) => HttpRegistry::new(&url),
             _ => None,

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::Uri;
 use axum::routing::{get, post};
@@ -12,6 +11,7 @@ use axum::{Json, Router};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::json::FullBody;
 use super::query::Query;
 use super::{ApiError, blocking};
 use crate::app::App;
@@ -71,7 +71,7 @@ pub fn workflow_id(body: &[u8]) -> Result<Option<Uuid>, ApiError> {
 
 async fn start(
     State(app): State<Arc<App>>,
-    body: Bytes,
+    FullBody(body): FullBody,
 ) -> Result<Json<DictationStarted>, ApiError> {
     let workflow = match workflow_id(&body)? {
         Some(id) => Some(blocking(&app, move |app| Ok(requested_workflow(&app.store, id)?)).await?),

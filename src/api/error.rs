@@ -27,8 +27,10 @@ pub enum ApiError {
     NotFound(String),
     /// The request conflicts with the current state.
     Conflict(String),
-    /// The body is over [`crate::wire::MAX_BODY_BYTES`].
-    PayloadTooLarge,
+    /// The body is over the route's limit (see `api::limits`), in MiB.
+    PayloadTooLarge { limit_mib: u64 },
+    /// The body arrived too slowly (see `api::limits`); the connection is closed after the answer.
+    BodyTooSlow,
     /// The body's media type is not the one the route takes.
     UnsupportedMediaType(String),
     /// A failure inside the server; `cause` is short and safe to show.
@@ -51,7 +53,8 @@ impl ApiError {
             ApiError::HostNotAllowed { .. } | ApiError::CrossOrigin => StatusCode::FORBIDDEN,
             ApiError::RouteNotFound { .. } | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
-            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BodyTooSlow => StatusCode::REQUEST_TIMEOUT,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Internal { .. } | ApiError::HandlerPanicked => {
                 StatusCode::INTERNAL_SERVER_ERROR
@@ -70,6 +73,7 @@ impl ApiError {
             StatusCode::UNAUTHORIZED => "unauthorized",
             StatusCode::FORBIDDEN => "forbidden",
             StatusCode::NOT_FOUND => "not_found",
+            StatusCode::REQUEST_TIMEOUT => "request_timeout",
             StatusCode::CONFLICT => "conflict",
             StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
             StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
@@ -96,9 +100,10 @@ impl ApiError {
                     .into()
             }
             ApiError::RouteNotFound { method, path } => format!("Not found: {method} {path}"),
-            ApiError::PayloadTooLarge => {
-                "Payload too large. Maximum request body size is 256 MiB.".into()
+            ApiError::PayloadTooLarge { limit_mib } => {
+                format!("Payload too large. Maximum request body size is {limit_mib} MiB.")
             }
+            ApiError::BodyTooSlow => super::limits::too_slow_message(),
             ApiError::Internal { cause } => format!("Internal error: {cause}"),
             ApiError::EngineBusy { retry_after_secs } => format!(
                 "The engine is busy with other transcriptions. Try again in {retry_after_secs} seconds."

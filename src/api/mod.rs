@@ -1,7 +1,8 @@
 //! The `/v1/` HTTP API: `router(app, port)` builds every route with its middleware.
 //!
 //! Request order: security headers -> Host / Origin checks (403) -> `OPTIONS` (204) ->
-//! route match (404) -> token (401) -> body size (413) -> handler (panics become 500).
+//! route match (404) -> token (401) -> body size (413; too slow: 408) -> handler (panics
+//! become 500).
 
 mod backup;
 mod dictation;
@@ -9,6 +10,7 @@ mod dictionary;
 pub mod error;
 mod history;
 pub mod json;
+pub mod limits;
 mod query;
 mod recorder;
 mod rules;
@@ -28,7 +30,6 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use error::{ApiError, ApiErrorKind};
 
 use crate::app::App;
-use crate::wire::MAX_BODY_BYTES;
 
 /// Every route of the API for an application listening on `port` (the Host check needs it).
 pub fn router(app: Arc<App>, port: u16) -> Router {
@@ -42,9 +43,9 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
         .merge(backup::routes())
         .merge(dictation::routes())
         .merge(recorder::routes())
-        // The 256 MiB limit is `limit_body`'s; axum's own 2 MB default must not undercut it.
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES as usize))
-        .route_layer(from_fn(security::limit_body))
+        // Body sizes are `limits::body_limit`'s alone: axum's own 2 MB default is off.
+        .layer(DefaultBodyLimit::disable())
+        .route_layer(from_fn(limits::limit_body))
         .route_layer(from_fn_with_state(app.clone(), security::require_token));
     let public = Router::new().route("/v1/status", get(status::status));
     with_common_layers(protected.merge(public).with_state(app), port)

@@ -1,20 +1,17 @@
 //! Security middleware: Host allowlist and Origin checks against DNS rebinding and web pages,
-//! the API token, the body size limit, panic capture and the headers on every response.
+//! the API token, panic capture and the headers on every response.
 
 use std::any::Any;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http_body_util::{BodyExt, Limited};
 use subtle::ConstantTimeEq;
 
 use super::ApiError;
 use crate::app::App;
-use crate::wire::MAX_BODY_BYTES;
 
 /// The header carrying the token as an alternative to `Authorization: Bearer`.
 pub const TOKEN_HEADER: &str = "x-verbatim-api-token";
@@ -131,37 +128,6 @@ pub fn token_matches(headers: &HeaderMap, expected: &str) -> bool {
         matched |= bool::from(candidate.as_bytes().ct_eq(expected.as_bytes()));
     }
     matched
-}
-
-/// 413 from `Content-Length` before reading anything; a body without a length (chunked)
-/// is wrapped so that reading it fails as soon as it crosses the limit.
-pub async fn limit_body(request: Request, next: Next) -> Response {
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|len| len > MAX_BODY_BYTES) {
-        return ApiError::PayloadTooLarge.into_response();
-    }
-    let (parts, body) = request.into_parts();
-    let limited = Limited::new(body, MAX_BODY_BYTES as usize)
-        .map_err(axum::Error::new)
-        .boxed_unsync();
-    next.run(Request::from_parts(parts, Body::new(limited)))
-        .await
-}
-
-/// Maps a body read failure to the API error: over the limit is 413, anything else 400.
-pub fn body_read_error(err: &(dyn std::error::Error + 'static)) -> ApiError {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = source {
-        if e.is::<http_body_util::LengthLimitError>() {
-            return ApiError::PayloadTooLarge;
-        }
-        source = e.source();
-    }
-    ApiError::BadRequest(format!("Could not read the request body: {err}"))
 }
 
 /// `Cache-Control: no-store` and `X-Content-Type-Options: nosniff` on every response.

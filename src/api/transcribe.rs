@@ -14,7 +14,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::ApiError;
 use super::json::JsonBody;
-use super::security::body_read_error;
+use super::limits::body_read_error;
 use crate::app::App;
 use crate::audio::decode::open_regular;
 use crate::transcribe::{Audio, Job, Origin, TranscribeError, Transcript};
@@ -287,11 +287,13 @@ fn spool_error(err: std::io::Error) -> ApiError {
     ApiError::internal("could not spool the upload", err)
 }
 
+/// A body over the limit or too slow is said so (413, 408); anything else is a bad form.
 fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
-    if err.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::PayloadTooLarge
-    } else {
-        ApiError::BadRequest(format!("Invalid multipart form data: {}", err.body_text()))
+    match body_read_error(&err) {
+        ApiError::BadRequest(_) => {
+            ApiError::BadRequest(format!("Invalid multipart form data: {}", err.body_text()))
+        }
+        limit => limit,
     }
 }
 

@@ -1,6 +1,8 @@
 //! The backup document on the wire (camelCase keys): one writer and one reader per category,
 //! side by side so the two cannot drift apart (rules and the other categories in submodules).
+//! A document is read as it streams, one category item at a time (see `backup::stream`).
 
+use serde::de::{DeserializeSeed, Deserializer, MapAccess};
 use serde_json::{Map, Value, json};
 
 mod items;
@@ -13,9 +15,13 @@ use items::{
 };
 use rules::{read_rule, write_rule};
 
-use super::reader::{Obj, Read};
-use super::{Backup, SCHEMA_VERSION, UPDATE_CHANNELS};
+use super::reader::{Obj, Problem, Read};
+use super::stream::{Fields, Items, Object, ObjectSeed, Pruned, PrunedFields, Skip};
+use super::{Backup, PluginRef, SCHEMA_VERSION, UPDATE_CHANNELS};
 use crate::store::preferences::{self, NOT_IN_BACKUP, PrefError};
+use crate::store::{
+    DictionaryEntry, HistoryEntry, Hotkey, Profile, PromptAction, Snippet, Workflow,
+};
 use crate::wire::format_timestamp;
 
 pub fn write(backup: &Backup) -> Value {
@@ -56,42 +62,128 @@ pub fn write(backup: &Backup) -> Value {
     Value::Object(doc)
 }
 
-pub fn read(value: &Value) -> Read<Backup> {
-    let doc = Obj::root(value)?;
-    match doc.get("schemaVersion") {
-        None => return Err(doc.problem("schemaVersion", "required field is missing.")),
-        Some(v) if v.as_i64() == Some(SCHEMA_VERSION) => {}
-        Some(_) => {
-            return Err(doc.problem(
-                "schemaVersion",
-                format!("expected {SCHEMA_VERSION}, the only schema version this Verbatim reads."),
-            ));
-        }
-    }
-    Ok(Backup {
-        exported_at: doc.opt_timestamp("exportedAt")?,
-        app_version: doc.opt_string("appVersion")?,
-        workflows: each(&doc, "workflows", read_rule)?,
-        dictionary: each(&doc, "dictionaryEntries", read_dictionary)?,
-        snippets: each(&doc, "snippets", read_snippet)?,
-        prompt_actions: each(&doc, "promptActions", read_prompt_action)?,
-        profiles: each(&doc, "profiles", read_rule)?,
-        hotkeys: each(&doc, "hotkeys", read_hotkey)?,
-        plugins: each(&doc, "plugins", read_plugin)?,
-        history: each(&doc, "history", read_history)?,
-        update_channel: read_update_channel(&doc)?,
-        preferences: read_preferences(&doc)?,
+/// Reads a document as it streams from `de`: each category's items as they arrive (see
+/// [`Items`]), the other fields kept small. The outer error is the deserializer's (malformed
+/// JSON); the inner one names the first problem, checked in the order of [`Parts::into_backup`].
+pub fn read<'de, D: Deserializer<'de>>(de: D) -> Result<Read<Backup>, D::Error> {
+    Ok(match ObjectSeed(Parts::default()).deserialize(de)? {
+        Object::Fields(parts) => parts.into_backup(),
+        Object::Null | Object::Other => Err(Problem::top_level_not_an_object()),
     })
+}
+
+/// The document as it arrives: each category read, and the other top-level fields the readers
+/// look at, cut down ([`Pruned`]; `preferences` with the keys that travel in backups only).
+/// A repeated key keeps its last value, as in a parsed `Value`.
+#[derive(Default)]
+struct Parts {
+    fields: Map<String, Value>,
+    workflows: Option<Read<Vec<Workflow>>>,
+    dictionary: Option<Read<Vec<DictionaryEntry>>>,
+    snippets: Option<Read<Vec<Snippet>>>,
+    prompt_actions: Option<Read<Vec<PromptAction>>>,
+    profiles: Option<Read<Vec<Profile>>>,
+    hotkeys: Option<Read<Vec<Hotkey>>>,
+    plugins: Option<Read<Vec<PluginRef>>>,
+    history: Option<Read<Vec<HistoryEntry>>>,
+}
+
+impl<'de> Fields<'de> for Parts {
+    type Output = Parts;
+
+    fn field<A: MapAccess<'de>>(&mut self, key: String, map: &mut A) -> Result<(), A::Error> {
+        match key.as_str() {
+            "workflows" => {
+                self.workflows = Some(map.next_value_seed(Items::new("workflows", read_rule))?)
+            }
+            "dictionaryEntries" => {
+                self.dictionary =
+                    Some(map.next_value_seed(Items::new("dictionaryEntries", read_dictionary))?)
+            }
+            "snippets" => {
+                self.snippets = Some(map.next_value_seed(Items::new("snippets", read_snippet))?)
+            }
+            "promptActions" => {
+                self.prompt_actions =
+                    Some(map.next_value_seed(Items::new("promptActions", read_prompt_action))?)
+            }
+            "profiles" => {
+                self.profiles = Some(map.next_value_seed(Items::new("profiles", read_rule))?)
+            }
+            "hotkeys" => {
+                self.hotkeys = Some(map.next_value_seed(Items::new("hotkeys", read_hotkey))?)
+            }
+            "plugins" => {
+                self.plugins = Some(map.next_value_seed(Items::new("plugins", read_plugin))?)
+            }
+            "history" => {
+                self.history = Some(map.next_value_seed(Items::new("history", read_history))?)
+            }
+            "preferences" => {
+                let prefs =
+                    map.next_value_seed(ObjectSeed(PrunedFields::only(travels_in_backups)))?;
+                self.fields.insert(key, prefs.into_value());
+            }
+            "schemaVersion" | "exportedAt" | "appVersion" | "updateChannel" => {
+                let value = map.next_value_seed(Pruned::Field)?;
+                self.fields.insert(key, value);
+            }
+            _ => map.next_value_seed(Skip)?,
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Parts {
+        self
+    }
+}
+
+impl Parts {
+    /// The backup, or the first problem: `schemaVersion`, then the fields in this order.
+    fn into_backup(self) -> Read<Backup> {
+        let doc = Obj::at(String::new(), &self.fields);
+        match doc.get("schemaVersion") {
+            None => return Err(doc.problem("schemaVersion", "required field is missing.")),
+            Some(v) if v.as_i64() == Some(SCHEMA_VERSION) => {}
+            Some(_) => {
+                return Err(doc.problem(
+                    "schemaVersion",
+                    format!(
+                        "expected {SCHEMA_VERSION}, the only schema version this Verbatim reads."
+                    ),
+                ));
+            }
+        }
+        Ok(Backup {
+            exported_at: doc.opt_timestamp("exportedAt")?,
+            app_version: doc.opt_string("appVersion")?,
+            workflows: given(self.workflows)?,
+            dictionary: given(self.dictionary)?,
+            snippets: given(self.snippets)?,
+            prompt_actions: given(self.prompt_actions)?,
+            profiles: given(self.profiles)?,
+            hotkeys: given(self.hotkeys)?,
+            plugins: given(self.plugins)?,
+            history: given(self.history)?,
+            update_channel: read_update_channel(&doc)?,
+            preferences: read_preferences(&doc)?,
+        })
+    }
+}
+
+/// A category's items; an absent category has none.
+fn given<T>(items: Option<Read<Vec<T>>>) -> Read<Vec<T>> {
+    items.unwrap_or_else(|| Ok(Vec::new()))
+}
+
+/// A preference key a backup may carry; the others are not kept while reading.
+fn travels_in_backups(key: &str) -> bool {
+    preferences::find(key).is_ok_and(|pref| !NOT_IN_BACKUP.contains(&pref.key))
 }
 
 /// Writes every item with `write_one`, in order.
 fn array<T>(items: &[T], write_one: fn(&T) -> Value) -> Value {
     Value::Array(items.iter().map(write_one).collect())
-}
-
-/// Reads every object of the array `key` with `read_one`, stopping at the first problem.
-fn each<T>(doc: &Obj, key: &str, read_one: fn(&Obj) -> Read<T>) -> Read<Vec<T>> {
-    doc.objects(key)?.iter().map(read_one).collect()
 }
 
 /// Adds `key: value` when `value` is Some (optional fields are omitted, never null).

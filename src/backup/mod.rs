@@ -5,6 +5,7 @@ mod format;
 mod merge;
 mod reader;
 pub mod registry;
+mod stream;
 
 use std::collections::HashMap;
 
@@ -55,10 +56,34 @@ pub struct PluginRef {
     pub enabled: bool,
 }
 
+/// Why a backup document cannot be read.
+#[derive(Debug)]
+pub enum DocumentError {
+    /// Not JSON: a syntax error, a truncated document, nesting too deep, a read failure.
+    Malformed(serde_json::Error),
+    /// JSON, but not a valid backup; the problem names the first invalid field.
+    Invalid(Problem),
+}
+
 impl Backup {
-    /// Reads and validates a document; the problem names the first invalid field.
+    /// Reads and validates a parsed document; the problem names the first invalid field.
     pub fn from_json(value: &serde_json::Value) -> Result<Backup, Problem> {
-        format::read(value)
+        // A parsed value cannot be malformed; the readers themselves never fail.
+        format::read(value).unwrap_or_else(|err| {
+            Err(Problem {
+                path: String::new(),
+                what: err.to_string(),
+            })
+        })
+    }
+
+    /// Reads and validates a document as it streams from `reader` (give it a buffered one):
+    /// besides the backup, one category item at a time is held, never the whole document.
+    pub fn from_reader(reader: impl std::io::Read) -> Result<Backup, DocumentError> {
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        let read = format::read(&mut de).map_err(DocumentError::Malformed)?;
+        de.end().map_err(DocumentError::Malformed)?;
+        read.map_err(DocumentError::Invalid)
     }
 
     /// The document, `schemaVersion` first in the schema, camelCase keys.

@@ -37,19 +37,20 @@ pub struct Obj<'a> {
     map: &'a Map<String, Value>,
 }
 
-impl<'a> Obj<'a> {
-    /// The document itself, which must be an object.
-    pub fn root(value: &'a Value) -> Read<Obj<'a>> {
-        match value {
-            Value::Object(map) => Ok(Obj {
-                path: String::new(),
-                map,
-            }),
-            _ => Err(Problem {
-                path: String::new(),
-                what: "The top level must be a JSON object.".into(),
-            }),
+impl Problem {
+    /// The document is not a JSON object.
+    pub fn top_level_not_an_object() -> Problem {
+        Problem {
+            path: String::new(),
+            what: "The top level must be a JSON object.".into(),
         }
+    }
+}
+
+impl<'a> Obj<'a> {
+    /// The object `map` found at `path` (`workflows[3]`; empty for the document).
+    pub fn at(path: String, map: &'a Map<String, Value>) -> Obj<'a> {
+        Obj { path, map }
     }
 
     /// The path of `key` in this object.
@@ -184,24 +185,6 @@ impl<'a> Obj<'a> {
             .collect()
     }
 
-    /// An array of objects; absent means empty.
-    pub fn objects(&self, key: &str) -> Read<Vec<Obj<'a>>> {
-        self.array(key)?
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let path = format!("{}[{i}]", self.path_of(key));
-                match v {
-                    Value::Object(map) => Ok(Obj { path, map }),
-                    _ => Err(Problem {
-                        path,
-                        what: "expected an object.".into(),
-                    }),
-                }
-            })
-            .collect()
-    }
-
     /// A nested object, if present.
     pub fn object(&self, key: &str) -> Read<Option<Obj<'a>>> {
         match self.get(key) {
@@ -235,8 +218,12 @@ mod tests {
     #[test]
     fn problems_name_their_path() {
         let doc = json!({"workflows": [{}, {"priority": "high", "hints": ["a", 3]}]});
-        let root = Obj::root(&doc).unwrap();
-        let items = root.objects("workflows").unwrap();
+        let root = Obj::at(String::new(), doc.as_object().unwrap());
+        let item = |i: usize| {
+            let map = doc["workflows"][i].as_object().unwrap();
+            Obj::at(format!("{}[{i}]", root.path_of("workflows")), map)
+        };
+        let items = [item(0), item(1)];
         let err = items[1].int_or("priority", 0).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -249,6 +236,5 @@ mod tests {
             err.to_string(),
             "workflows[0].name: required field is missing."
         );
-        assert!(Obj::root(&json!([1])).is_err());
     }
 }

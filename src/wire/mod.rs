@@ -29,5 +29,13 @@ pub use status::{ModelEntry, ModelList, Status};
 /// The current API version reported by `GET /v1/status`.
 pub const API_VERSION: &str = "1.1";
 
-/// Largest request body accepted anywhere (uploads, JSON documents): 256 MiB.
-pub const MAX_BODY_BYTES: u64 = 256 * 1024 * 1024;
+/// Largest request body accepted anywhere: an audio upload, 256 MiB.
+pub const MAX_BODY_BYTES: u64 = 256 * MIB;
+
+/// Largest settings backup `POST /v1/settings/import` takes: 64 MiB.
+pub const MAX_IMPORT_BYTES: u64 = 64 * MIB;
+
+/// Largest JSON body of every other route: 1 MiB.
+pub const MAX_JSON_BYTES: u64 = MIB;
+
+const MIB: u64 = 1024 * 1024;

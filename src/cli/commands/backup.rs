@@ -9,7 +9,7 @@ use super::super::output::{print_answer, print_json, sorted};
 use super::super::{CliError, Client, Globals};
 use crate::backup::Backup;
 use crate::files::write_private_atomically;
-use crate::wire::{ImportSummary, MAX_BODY_BYTES, SettingsDocument};
+use crate::wire::{ImportSummary, MAX_IMPORT_BYTES, SettingsDocument};
 
 pub fn export(globals: &Globals, path: &Path) -> Result<(), CliError> {
     let path = resolve(path)?;
@@ -75,10 +75,11 @@ pub fn import(globals: &Globals, path: &Path) -> Result<(), CliError> {
     let size = std::fs::metadata(&path)
         .map_err(|e| CliError::Local(format!("cannot read {}: {e}", path.display())))?
         .len();
-    if size > MAX_BODY_BYTES {
+    if size > MAX_IMPORT_BYTES {
         return Err(CliError::Local(format!(
-            "{} is {size} bytes; a settings backup can be at most 256 MiB",
-            path.display()
+            "{} is {size} bytes; a settings backup can be at most {} MiB",
+            path.display(),
+            MAX_IMPORT_BYTES >> 20
         )));
     }
     let bytes = std::fs::read(&path)

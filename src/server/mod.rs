@@ -1,7 +1,13 @@
 //! Serves a router on an already-bound listener until a shutdown future completes.
 //!
-//! HTTP/1.1 through hyper: a connection that sends no complete request head within
-//! [`HEADER_READ_TIMEOUT`] is closed; on shutdown, in-flight requests get a grace period.
+//! HTTP/1.1 through hyper. No client can hold a connection for as long as it likes: a request
+//! head (the first, or the next on a keep-alive connection) must arrive within
+//! [`HEADER_READ_TIMEOUT`], a body at a minimum rate (`api::limits`), and a response that the
+//! client stops reading ends after [`WRITE_STALL_TIMEOUT`]. At most [`MAX_CONNECTIONS`] are
+//! served at once (see `slots`). On shutdown, in-flight requests get a grace period.
+
+mod slots;
+mod stall;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -10,13 +16,16 @@ use std::time::Duration;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+
+pub use slots::MAX_CONNECTIONS;
+pub use stall::WRITE_STALL_TIMEOUT;
 
 use crate::app::App;
 use crate::discovery::{self, DataDir, Discovery, ServerLock};
 
-/// A connection must deliver a complete request head within this time.
+/// A connection must deliver a complete request head within this time: the first one, and on a
+/// kept-alive connection the next one (hyper starts the timer again once a response is sent).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long in-flight requests may run on after shutdown is asked for.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -32,6 +41,7 @@ pub async fn serve(
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .keep_alive(true);
     let graceful = GracefulShutdown::new();
+    let slots = slots::Slots::new(MAX_CONNECTIONS);
     tokio::pin!(shutdown);
     loop {
         let (stream, _peer) = tokio::select! {
@@ -46,15 +56,15 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        // The next connections wait in the listen backlog until this one has a slot.
+        let slot = tokio::select! {
+            slot = slots.acquire() => slot,
+            () = &mut shutdown => break,
+        };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
-        let connection = http.serve_connection(TokioIo::new(stream), service);
-        let watched = graceful.watch(connection);
-        tokio::spawn(async move {
-            if let Err(err) = watched.await {
-                tracing::debug!("connection ended: {err}");
-            }
-        });
+        let io = TokioIo::new(stall::StallGuard::new(stream, WRITE_STALL_TIMEOUT));
+        let connection = http.serve_connection(io, slot.service(router.clone()));
+        tokio::spawn(slot.serve(graceful.watch(connection)));
     }
     drop(listener);
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
@@ -103,6 +113,7 @@ pub async fn run(
         port,
     } = setup;
     let _lock = ServerLock::acquire(&data_dir)?;
+    raise_open_file_limit();
     if let Some(stale) = discovery::read(&data_dir) {
         tracing::info!(
             "replacing a stale discovery file left by pid {} (port {})",
@@ -135,6 +146,40 @@ pub async fn run(
     let result = serve(listener, crate::api::router(app, port), shutdown).await;
     discovery::unpublish(&data_dir, pid);
     result.map_err(|source| StartError::Bind { port, source })
+}
+
+/// Raises the soft limit on open files to the hard limit: connections, the database and spooled
+/// bodies all take file descriptors, and the usual soft limit is 1024.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes into `limit`, which lives for the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        let err = std::io::Error::last_os_error();
+        tracing::debug!("cannot read the open file limit: {err}");
+        return;
+    }
+    if limit.rlim_cur >= limit.rlim_max {
+        tracing::debug!("open file limit: {}", limit.rlim_cur);
+        return;
+    }
+    let raised = libc::rlimit {
+        rlim_cur: limit.rlim_max,
+        rlim_max: limit.rlim_max,
+    };
+    // SAFETY: setrlimit only reads `raised`, which lives for the call.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+        tracing::debug!(
+            "open file limit raised from {} to {}",
+            limit.rlim_cur,
+            limit.rlim_max
+        );
+    } else {
+        let err = std::io::Error::last_os_error();
+        tracing::debug!("open file limit stays {}: {err}", limit.rlim_cur);
+    }
 }
 
 /// Installs SIGINT and SIGTERM handlers now (call inside the runtime, before the server is

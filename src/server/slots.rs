@@ -1,0 +1,332 @@
+//! The connection cap: at most [`MAX_CONNECTIONS`] connections are served at once.
+//!
+//! A connection that arrives when every slot is taken makes room by closing the connection that
+//! has waited longest between requests (polled at least once, and idle for at least
+//! [`IDLE_BEFORE_CLOSING`]): an idle keep-alive connection, or one whose request head has not
+//! arrived. Those hold no work, and the client of an idle keep-alive connection reconnects.
+//! When every connection is inside a request, the newcomer waits, and the ones behind it stay in
+//! the kernel's listen backlog, until a request ends; a client that stalls or trickles cannot
+//! hold a request for long (request heads, bodies and response writes all have deadlines).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::http::{Request, Response};
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tower::ServiceExt;
+
+/// The most connections served at once; well under the usual limit of 1024 open files.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// How long a connection must have been idle before it is closed to make room: a client that
+/// has just connected, or just been answered, has this long to send its request.
+const IDLE_BEFORE_CLOSING: Duration = Duration::from_millis(250);
+
+/// How often a newcomer waiting for a slot looks again for an idle connection to close.
+const RETRY: Duration = Duration::from_millis(100);
+
+/// The slots of one server.
+pub struct Slots {
+    permits: Arc<Semaphore>,
+    live: Mutex<HashMap<u64, Arc<Activity>>>,
+    next_id: AtomicU64,
+}
+
+/// What a slot's connection is doing.
+struct Activity {
+    /// Polled once: a request head that was already waiting has been read by then.
+    started: AtomicBool,
+    /// Requests being answered, from the head until the response is sent (HTTP/1: 0 or 1).
+    in_flight: AtomicUsize,
+    /// When the connection last became idle: accepted, or its last response sent.
+    idle_since: Mutex<Instant>,
+    /// Asked to close and not yet answered; cleared when the request was busy by then.
+    asked_to_close: AtomicBool,
+    close: Notify,
+}
+
+impl Slots {
+    pub fn new(max: usize) -> Arc<Slots> {
+        Arc::new(Slots {
+            permits: Arc::new(Semaphore::new(max)),
+            live: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(0),
+        })
+    }
+
+    /// A slot for a connection just accepted: a free one, or one made by closing the connection
+    /// idle the longest; waits while every connection is inside a request.
+    pub async fn acquire(self: &Arc<Self>) -> Slot {
+        loop {
+            if let Ok(permit) = self.permits.clone().try_acquire_owned() {
+                return self.register(permit);
+            }
+            self.close_longest_idle();
+            if let Ok(Ok(permit)) =
+                tokio::time::timeout(RETRY, self.permits.clone().acquire_owned()).await
+            {
+                return self.register(permit);
+            }
+        }
+    }
+
+    /// How many connections hold a slot.
+    #[cfg(test)]
+    fn live(&self) -> usize {
+        self.live.lock().expect("slots lock").len()
+    }
+
+    fn register(self: &Arc<Self>, permit: OwnedSemaphorePermit) -> Slot {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let activity = Arc::new(Activity {
+            started: AtomicBool::new(false),
+            in_flight: AtomicUsize::new(0),
+            idle_since: Mutex::new(Instant::now()),
+            asked_to_close: AtomicBool::new(false),
+            close: Notify::new(),
+        });
+        self.live
+            .lock()
+            .expect("slots lock")
+            .insert(id, activity.clone());
+        Slot {
+            slots: self.clone(),
+            id,
+            activity,
+            _permit: permit,
+        }
+    }
+
+    fn close_longest_idle(&self) {
+        let live = self.live.lock().expect("slots lock");
+        let idlest = live
+            .values()
+            .filter(|a| {
+                a.started.load(Ordering::SeqCst)
+                    && a.in_flight.load(Ordering::SeqCst) == 0
+                    && !a.asked_to_close.load(Ordering::SeqCst)
+            })
+            .map(|a| (*a.idle_since.lock().expect("idle lock"), a))
+            .filter(|(since, _)| since.elapsed() >= IDLE_BEFORE_CLOSING)
+            .min_by_key(|(since, _)| *since);
+        if let Some((_, activity)) = idlest {
+            activity.asked_to_close.store(true, Ordering::SeqCst);
+            activity.close.notify_one();
+        }
+    }
+}
+
+/// One connection's place among the [`MAX_CONNECTIONS`]; freed when dropped.
+pub struct Slot {
+    slots: Arc<Slots>,
+    id: u64,
+    activity: Arc<Activity>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Slot {
+    /// The service for this slot's connection: `router`, with the connection marked busy while
+    /// it answers a request.
+    pub fn service(&self, router: Router) -> Tracked {
+        Tracked {
+            router,
+            activity: self.activity.clone(),
+        }
+    }
+
+    /// Drives `connection` (served by [`Slot::service`]) until it ends, or until it is closed
+    /// to make room; the slot is freed then.
+    pub async fn serve<E: std::fmt::Display>(
+        self,
+        connection: impl Future<Output = Result<(), E>>,
+    ) {
+        let mut connection = std::pin::pin!(connection);
+        // The first poll reads a request head that is already waiting, and so marks the
+        // connection busy, before it can count as idle.
+        let first = std::future::poll_fn(|cx| Poll::Ready(connection.as_mut().poll(cx))).await;
+        let ended = match first {
+            Poll::Ready(ended) => ended,
+            Poll::Pending => {
+                self.activity.started.store(true, Ordering::SeqCst);
+                tokio::select! {
+                    ended = connection => ended,
+                    () = self.closing() => {
+                        tracing::debug!("closed an idle connection to make room");
+                        return;
+                    }
+                }
+            }
+        };
+        if let Err(err) = ended {
+            tracing::debug!("connection ended: {err}");
+        }
+    }
+
+    /// Completes when the connection is to be closed to make room: asked to, and idle. Polled
+    /// by the task that drives the connection, so no request can begin while it checks.
+    async fn closing(&self) {
+        loop {
+            self.activity.close.notified().await;
+            if self.activity.in_flight.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            self.activity.asked_to_close.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.slots.live.lock().expect("slots lock").remove(&self.id);
+    }
+}
+
+/// Marks its connection busy until dropped (with the response body, once it is sent).
+struct Busy(Arc<Activity>);
+
+impl Busy {
+    fn begin(activity: &Arc<Activity>) -> Busy {
+        activity.in_flight.fetch_add(1, Ordering::SeqCst);
+        Busy(activity.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            *self.0.idle_since.lock().expect("idle lock") = Instant::now();
+        }
+    }
+}
+
+/// The router as hyper calls it for one connection (see [`Slot::service`]).
+#[derive(Clone)]
+pub struct Tracked {
+    router: Router,
+    activity: Arc<Activity>,
+}
+
+impl hyper::service::Service<Request<Incoming>> for Tracked {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let busy = Busy::begin(&self.activity);
+        let answer = self.router.clone().oneshot(request);
+        Box::pin(async move {
+            let response = answer.await?;
+            Ok(response.map(|body| Body::new(BusyBody { body, _busy: busy })))
+        })
+    }
+}
+
+/// A response body that keeps its connection marked busy until it has been sent.
+struct BusyBody {
+    body: Body,
+    _busy: Busy,
+}
+
+impl http_body::Body for BusyBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn started(slots: &Arc<Slots>) -> Slot {
+        let slot = slots.acquire().await;
+        slot.activity.started.store(true, Ordering::SeqCst);
+        slot
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_house_closes_the_longest_idle_connection_and_never_a_busy_one() {
+        let slots = Slots::new(3);
+        let oldest_busy = started(&slots).await;
+        let _busy = Busy::begin(&oldest_busy.activity);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let idle = started(&slots).await;
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let newer_idle = started(&slots).await;
+        assert_eq!(slots.live(), 3);
+
+        let newcomer = tokio::spawn({
+            let slots = slots.clone();
+            async move { slots.acquire().await }
+        });
+        // The idle connection longest without a request is asked to close; it closes.
+        tokio::time::timeout(Duration::from_secs(5), idle.closing())
+            .await
+            .expect("asked to close");
+        drop(idle);
+        let newcomer = newcomer.await.unwrap();
+        assert_eq!(slots.live(), 3);
+        newcomer.activity.started.store(true, Ordering::SeqCst);
+
+        // A connection that became busy after being asked stays; the next idle one goes.
+        let waiting = tokio::spawn({
+            let slots = slots.clone();
+            async move { slots.acquire().await }
+        });
+        tokio::task::yield_now().await;
+        let _newer_busy = Busy::begin(&newer_idle.activity);
+        let asked = tokio::time::timeout(Duration::from_secs(3), newer_idle.closing()).await;
+        assert!(
+            asked.is_err(),
+            "a busy connection is never closed to make room"
+        );
+        tokio::time::timeout(Duration::from_secs(5), newcomer.closing())
+            .await
+            .expect("the other idle connection is asked next");
+        drop(newcomer);
+        waiting.await.unwrap();
+        drop(oldest_busy);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_not_yet_polled_is_never_closed_to_make_room() {
+        let slots = Slots::new(1);
+        let fresh = slots.acquire().await;
+        let newcomer = tokio::spawn({
+            let slots = slots.clone();
+            async move { slots.acquire().await }
+        });
+        let asked = tokio::time::timeout(Duration::from_secs(5), fresh.closing()).await;
+        assert!(asked.is_err(), "its request head may be waiting unread");
+        fresh.activity.started.store(true, Ordering::SeqCst);
+        tokio::time::timeout(Duration::from_secs(5), fresh.closing())
+            .await
+            .expect("idle once polled");
+        drop(fresh);
+        newcomer.await.unwrap();
+    }
+}
