@@ -1,6 +1,7 @@
 //! Settings backups: the document (`GET /v1/settings/export`), its validation, and the import
 //! that merges every category in one transaction (all or nothing) without overwriting anything.
 
+mod budget;
 mod format;
 mod merge;
 mod reader;
@@ -68,20 +69,33 @@ pub enum DocumentError {
 impl Backup {
     /// Reads and validates a parsed document; the problem names the first invalid field.
     pub fn from_json(value: &serde_json::Value) -> Result<Backup, Problem> {
+        let budget = budget::ValueBudget::start();
         // A parsed value cannot be malformed; the readers themselves never fail.
         format::read(value).unwrap_or_else(|err| {
-            Err(Problem {
-                path: String::new(),
-                what: err.to_string(),
+            Err(if budget.exceeded() {
+                budget::ValueBudget::problem()
+            } else {
+                Problem {
+                    path: String::new(),
+                    what: err.to_string(),
+                }
             })
         })
     }
 
     /// Reads and validates a document as it streams from `reader` (give it a buffered one):
     /// besides the backup, one category item at a time is held, never the whole document.
+    /// A document holding more than [`budget::MAX_VALUES`] values is refused as it is read.
     pub fn from_reader(reader: impl std::io::Read) -> Result<Backup, DocumentError> {
+        let budget = budget::ValueBudget::start();
         let mut de = serde_json::Deserializer::from_reader(reader);
-        let read = format::read(&mut de).map_err(DocumentError::Malformed)?;
+        let read = format::read(&mut de).map_err(|err| {
+            if budget.exceeded() {
+                DocumentError::Invalid(budget::ValueBudget::problem())
+            } else {
+                DocumentError::Malformed(err)
+            }
+        })?;
         de.end().map_err(DocumentError::Malformed)?;
         read.map_err(DocumentError::Invalid)
     }

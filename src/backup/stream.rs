@@ -4,12 +4,15 @@
 //!
 //! Each piece asks for `deserialize_any`, so serde_json's nesting limit counts every level as it
 //! does when a whole `Value` is parsed, and malformed input fails at the same place.
+//!
+//! Every value kept is counted against the document's [`budget`](super::budget).
 
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, Error, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use super::budget::keep;
 use super::reader::{Obj, Problem, Read};
 
 /// Visitor methods for booleans, numbers and strings, all answering `$answer`.
@@ -106,26 +109,32 @@ impl<'de> Visitor<'de> for Pruned {
     }
 
     fn visit_bool<E: Error>(self, v: bool) -> Result<Value, E> {
+        keep()?;
         Ok(self.scalar(Value::Bool(v)))
     }
 
     fn visit_i64<E: Error>(self, v: i64) -> Result<Value, E> {
+        keep()?;
         Ok(self.scalar(Value::from(v)))
     }
 
     fn visit_u64<E: Error>(self, v: u64) -> Result<Value, E> {
+        keep()?;
         Ok(self.scalar(Value::from(v)))
     }
 
     fn visit_f64<E: Error>(self, v: f64) -> Result<Value, E> {
+        keep()?;
         Ok(self.scalar(Value::from(v)))
     }
 
     fn visit_str<E: Error>(self, v: &str) -> Result<Value, E> {
+        keep()?;
         Ok(Value::String(v.to_owned()))
     }
 
     fn visit_string<E: Error>(self, v: String) -> Result<Value, E> {
+        keep()?;
         Ok(Value::String(v))
     }
 
