@@ -4,6 +4,11 @@
 //! crosses the route's limit. Speed: a body that falls behind the minimum rate, or pauses too
 //! long, fails with 408; the connection is closed after the answer, so a client trickling a
 //! body cannot hold one of the server's connection slots for as long as it likes.
+//!
+//! Memory: a JSON body over [`SMALL_JSON_BYTES`] (or of unknown length) waits for room in an
+//! 4 MiB budget before its handler runs and holds it until the answer, so large JSON bodies
+//! and what they parse into stay bounded however many clients send them; smaller ones are
+//! bounded by the connection cap.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -15,6 +20,7 @@ use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body::{Frame, SizeHint};
+use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
 
 use super::ApiError;
@@ -61,13 +67,51 @@ fn too_large(limit: u64) -> ApiError {
     }
 }
 
+/// JSON bodies up to this size run without waiting for the budget.
+pub const SMALL_JSON_BYTES: u64 = 64 * 1024;
+/// Larger JSON bodies in flight at once, in units of [`SMALL_JSON_BYTES`]: 4 MiB, four
+/// bodies at the 1 MiB limit (each costs up to about 20 MiB while it is parsed and handled).
+const LARGE_JSON_BUDGET: usize = 64;
+static LARGE_JSON: Semaphore = Semaphore::const_new(LARGE_JSON_BUDGET);
+// A body at the limit can always get its units: it never waits forever.
+const _: () = assert!(LARGE_JSON_BUDGET as u64 * SMALL_JSON_BYTES >= MAX_JSON_BYTES);
+
+/// The budget units a request to a route limited to `limit` takes: none for a route with larger
+/// bodies (spooled to disk), no body or a small one; else one per 64 KiB it declares, or the
+/// whole limit's worth when its length is unknown.
+fn large_json_units(headers: &HeaderMap, limit: u64) -> u32 {
+    if limit != MAX_JSON_BYTES {
+        return 0;
+    }
+    let declared = match content_length(headers) {
+        Some(len) => len,
+        None if headers.contains_key(header::TRANSFER_ENCODING) => limit,
+        None => 0,
+    };
+    if declared <= SMALL_JSON_BYTES {
+        0
+    } else {
+        declared.min(limit).div_ceil(SMALL_JSON_BYTES) as u32
+    }
+}
+
 /// Route middleware: 413 when `Content-Length` is over the route's limit; otherwise the body is
-/// wrapped so that reading it fails past the limit or when it arrives too slowly.
+/// wrapped so that reading it fails past the limit or when it arrives too slowly, and a large
+/// JSON body first waits for room in the budget.
 pub async fn limit_body(request: Request, next: Next) -> Response {
     let limit = body_limit(request.uri().path());
     if content_length(request.headers()).is_some_and(|len| len > limit) {
         return too_large(limit).into_response();
     }
+    let _room = match large_json_units(request.headers(), limit) {
+        0 => None,
+        units => Some(
+            LARGE_JSON
+                .acquire_many(units)
+                .await
+                .expect("the budget is never closed"),
+        ),
+    };
     let (parts, body) = request.into_parts();
     let guarded = Body::new(GuardedBody::new(body, limit));
     next.run(Request::from_parts(parts, guarded)).await
@@ -199,6 +243,39 @@ impl http_body::Body for GuardedBody {
 mod tests {
     use super::*;
     use http_body_util::BodyExt;
+
+    #[test]
+    fn only_large_json_bodies_take_from_the_budget() {
+        let headers = |pairs: &[(&str, &str)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.insert(
+                    header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    value.parse().unwrap(),
+                );
+            }
+            map
+        };
+        let json = MAX_JSON_BYTES;
+        assert_eq!(large_json_units(&headers(&[]), json), 0);
+        assert_eq!(
+            large_json_units(&headers(&[("content-length", "65536")]), json),
+            0
+        );
+        assert_eq!(
+            large_json_units(&headers(&[("content-length", "65537")]), json),
+            2
+        );
+        assert_eq!(
+            large_json_units(&headers(&[("content-length", "1048576")]), json),
+            16
+        );
+        let chunked = headers(&[("transfer-encoding", "chunked")]);
+        assert_eq!(large_json_units(&chunked, json), 16);
+        // Uploads and imports are spooled to disk, not held.
+        assert_eq!(large_json_units(&chunked, MAX_BODY_BYTES), 0);
+        assert_eq!(large_json_units(&chunked, MAX_IMPORT_BYTES), 0);
+    }
 
     #[test]
     fn uploads_and_imports_are_the_only_large_bodies() {
