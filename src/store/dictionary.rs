@@ -1,6 +1,8 @@
 //! The dictionary: recognition terms (hints for the engine) and corrections (rewrites after
 //! transcription), with the contract's merge, de-duplication, re-casing and clamping rules.
 
+use std::collections::HashSet;
+
 use rusqlite::{Connection, Row, params};
 
 use super::text::{case_key, display_order, fold};
@@ -67,7 +69,7 @@ impl Store {
             )?;
         }
         if replace {
-            let keep: Vec<String> = terms.iter().map(|t| fold(&t.term)).collect();
+            let keep: HashSet<String> = terms.iter().map(|t| fold(&t.term)).collect();
             let mut keys = tx.prepare("SELECT term_key FROM dictionary_terms")?;
             let stale: Vec<String> = keys
                 .query_map([], |row| row.get::<_, String>(0))?
@@ -160,15 +162,13 @@ fn delete_by_key(
 
 /// Trims, drops empty terms, removes later duplicates and clamps thresholds.
 fn normalize_terms(terms: &[Term]) -> Vec<Term> {
-    let mut seen = Vec::new();
+    let mut seen = HashSet::new();
     let mut out = Vec::new();
     for term in terms {
         let text = term.term.trim();
-        let key = fold(text);
-        if text.is_empty() || seen.contains(&key) {
+        if text.is_empty() || !seen.insert(fold(text)) {
             continue;
         }
-        seen.push(key);
         out.push(Term {
             term: text.to_string(),
             ctc_min_similarity: term.ctc_min_similarity.map(clamp_similarity),
