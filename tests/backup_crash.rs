@@ -7,8 +7,9 @@ mod common;
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use common::probe::Random;
 use common::{SpawnedServer, sample_backup};
 use rusqlite::Connection;
 
@@ -60,18 +61,6 @@ fn counts(home: &Path) -> [i64; 6] {
     ]
 }
 
-/// A small xorshift generator, seeded from the clock (the seed is printed).
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % bound.max(1)
-    }
-}
-
 #[test]
 fn a_killed_import_leaves_none_or_all_of_the_backup() {
     let body: &'static [u8] = Box::leak(
@@ -104,13 +93,9 @@ fn a_killed_import_leaves_none_or_all_of_the_backup() {
         "an undisturbed import stores everything"
     );
 
-    let seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    println!("full import {full_time:?}, seed {seed}");
-    let mut random = Random(seed);
+    println!("full import {full_time:?}");
+    let mut random = Random::from_clock();
+    let seed = random.0;
     // Mostly while the import runs (parsing, then the write transaction).
     let window = full_time.as_micros() as u64 * 12 / 10;
     let floor = full_time.as_micros() as u64 / 4;

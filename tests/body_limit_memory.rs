@@ -9,18 +9,9 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use common::probe::peak_memory_kib;
 use common::{SpawnedServer, parse_response};
 use verbatim::api::ApiError;
-
-/// Peak resident memory of `pid` in KiB (`VmHWM` in `/proc/<pid>/status`).
-fn peak_memory_kib(pid: i32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/<pid>/status")
-}
 
 fn too_large(limit_mib: u64) -> serde_json::Value {
     serde_json::to_value(ApiError::PayloadTooLarge { limit_mib }.body()).unwrap()

@@ -11,9 +11,10 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use common::SpawnedServer;
+use common::probe::Random;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Value, json};
 use verbatim::discovery::Discovery;
@@ -187,18 +188,6 @@ fn assert_all_present(port: u16, acked: &Acknowledged) {
     }
 }
 
-/// A small xorshift generator, seeded from the clock (the seed is printed).
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % bound.max(1)
-    }
-}
-
 #[test]
 fn acknowledged_writes_survive_two_hundred_kills() {
     let home = tempfile::tempdir().unwrap();
@@ -207,13 +196,7 @@ fn acknowledged_writes_survive_two_hundred_kills() {
         .output()
         .unwrap();
     assert!(set.status.success(), "{set:?}");
-    let seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    println!("seed {seed}");
-    let mut random = Random(seed);
+    let mut random = Random::from_clock();
     let scenario = common::write_scenario(home.path(), SCENARIO);
     let args = ["--sim", "--scenario", scenario.to_str().unwrap()];
     let acked = Arc::new(Mutex::new(Acknowledged::default()));

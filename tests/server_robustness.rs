@@ -157,15 +157,6 @@ fn parse_response_reads_status_and_body() {
 }
 
 /// Peak resident memory of a process, from `/proc/<pid>/status`, in KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
 #[test]
 fn a_chunked_upload_past_256_mib_gets_413_with_bounded_memory() {
     use verbatim::engine::models::ModelDir;
@@ -190,7 +181,7 @@ fn a_chunked_upload_past_256_mib_gets_413_with_bounded_memory() {
         &[("VERBATIM_MODELS_DIR", models_dir.path())],
     );
     let pid = server.child.id();
-    let before = peak_rss_kib(pid);
+    let before = common::probe::peak_memory_kib(pid as i32);
 
     let port = server.discovery.port;
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -225,7 +216,7 @@ fn a_chunked_upload_past_256_mib_gets_413_with_bounded_memory() {
         error_json(ApiError::PayloadTooLarge { limit_mib: 256 })
     );
 
-    let growth_mib = (peak_rss_kib(pid) - before) / 1024;
+    let growth_mib = (common::probe::peak_memory_kib(pid as i32) - before) / 1024;
     assert!(growth_mib < 64, "server memory grew by {growth_mib} MiB");
     // Nothing was kept: no spooled upload is left in the temporary folder.
     let leftovers = std::fs::read_dir(std::env::temp_dir())

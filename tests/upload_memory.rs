@@ -8,18 +8,13 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+use common::probe::peak_memory_kib;
 use common::{SpawnedServer, flac, parse_response, serve_scenario};
 use verbatim::audio::decode::MAX_DURATION_SECS;
 
 /// Peak resident memory of `pid`, in MiB.
 fn peak_mib(pid: i32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/<pid>/status");
-    kib / 1024
+    peak_memory_kib(pid) / 1024
 }
 
 /// Sends `flac` as a raw upload and returns the open connection.

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod flac;
+pub mod probe;
 pub mod pulse;
 
 use std::io::{Read, Write};
