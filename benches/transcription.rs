@@ -156,6 +156,7 @@ fn stage_ms(header: &str, stage: &str) -> Option<f64> {
 fn engine_request(samples: &[f32]) -> EngineRequest<'_> {
     EngineRequest {
         samples,
+        chunks: vec![0..samples.len()],
         language: LanguageChoice::Auto,
         task: Task::Transcribe,
         initial_prompt: None,

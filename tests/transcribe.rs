@@ -417,8 +417,8 @@ async fn real_transcription_through_every_route() {
     assert!(by_raw["segments"].is_array());
 }
 
-/// The `Server-Timing` header names each stage once, and decode, engine and post-processing
-/// add up to the body's `processing_time` (which excludes the queue).
+/// The `Server-Timing` header names each stage once, and decode, voice activity detection,
+/// engine and post-processing add up to the body's `processing_time` (which excludes the queue).
 fn assert_stage_times_add_up(headers: &axum::http::HeaderMap, body: &Value) {
     let timing = headers
         .get("server-timing")
@@ -433,10 +433,14 @@ fn assert_stage_times_add_up(headers: &axum::http::HeaderMap, body: &Value) {
         })
         .collect();
     let names: Vec<&str> = stages.iter().map(|(name, _)| *name).collect();
-    assert_eq!(names, ["decode", "queue", "engine", "post"], "{timing}");
+    assert_eq!(
+        names,
+        ["decode", "queue", "vad", "engine", "post"],
+        "{timing}"
+    );
     let ms = |stage: &str| stages.iter().find(|(n, _)| *n == stage).unwrap().1;
     assert!(ms("engine") > 10.0, "{timing}");
-    let busy = ms("decode") + ms("engine") + ms("post");
+    let busy = ms("decode") + ms("vad") + ms("engine") + ms("post");
     let processing_ms = body["processing_time"].as_f64().unwrap() * 1000.0;
     assert!(
         (busy - processing_ms).abs() < 1.0,

@@ -5,4 +5,5 @@ mod container;
 pub mod decode;
 pub mod mix;
 pub mod resample;
+pub mod vad;
 pub mod wav;

@@ -8,6 +8,7 @@ pub mod sim;
 #[cfg(feature = "whisper")]
 pub mod whisper;
 
+use std::ops::Range;
 use std::path::PathBuf;
 
 pub use models::ModelSpec;
@@ -34,6 +35,11 @@ pub enum Task {
 #[derive(Debug, Clone)]
 pub struct EngineRequest<'a> {
     pub samples: &'a [f32],
+    /// The stretches of `samples` to transcribe, in order and not overlapping, each on its own:
+    /// the chunks of speech voice activity detection found (at most 30 s each), or the whole
+    /// audio. Segment times stay in the timeline of `samples`. The replay engine of sim mode
+    /// reads the whole audio, as its recordings were made from whole clips.
+    pub chunks: Vec<Range<usize>>,
     pub language: LanguageChoice,
     pub task: Task,
     /// Request prompt joined with the enabled recognition terms.

@@ -104,6 +104,8 @@ preferences! {
         "Write spoken English numbers as digits unless a request says otherwise";
     SAVE_API_TRANSCRIPTIONS_TO_HISTORY: "saveApiTranscriptionsToHistory", Bool(false),
         "Keep transcriptions made through /v1/transcribe in the history";
+    VOICE_ACTIVITY_DETECTION: "voiceActivityDetection", Bool(true),
+        "Transcribe only the speech (voice activity detection) unless a request says otherwise";
     WHISPER_THREADS: "whisperThreads", Int { default: 0, min: 0, max: 256 },
         "Inference threads per request (0 = number of physical cores); applies at server start";
     MODEL_DOWNLOAD_BASE_URL: "modelDownloadBaseUrl",

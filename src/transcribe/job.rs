@@ -101,6 +101,8 @@ pub struct StageTimes {
     pub decode: Duration,
     /// Waiting for a free engine slot.
     pub queue: Duration,
+    /// Voice activity detection (zero when it is off).
+    pub vad: Duration,
     /// The engine call, measured around it on the blocking thread that runs it.
     pub engine: Duration,
     /// Number normalization, corrections and segment conversion.
@@ -108,18 +110,20 @@ pub struct StageTimes {
 }
 
 impl StageTimes {
-    /// Decode, inference and post-processing: the `processing_time` (queueing not counted).
+    /// Decode, voice activity detection, inference and post-processing: the `processing_time`
+    /// (queueing not counted).
     pub fn busy(&self) -> Duration {
-        self.decode + self.engine + self.post
+        self.decode + self.vad + self.engine + self.post
     }
 
     /// The `Server-Timing` header value (W3C Server Timing): milliseconds per stage.
     pub fn server_timing(&self) -> String {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         format!(
-            "decode;dur={:.3}, queue;dur={:.3}, engine;dur={:.3}, post;dur={:.3}",
+            "decode;dur={:.3}, queue;dur={:.3}, vad;dur={:.3}, engine;dur={:.3}, post;dur={:.3}",
             ms(self.decode),
             ms(self.queue),
+            ms(self.vad),
             ms(self.engine),
             ms(self.post)
         )

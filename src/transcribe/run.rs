@@ -1,7 +1,7 @@
 //! [`Transcriber`]: plans a job (everything that needs no audio, on a blocking thread), then runs
-//! it: download wait, the queue, decoding and the engine (both inside the slot, which is held
-//! to the end even when the request is gone; a gone request stops the decode), post-processing
-//! and the history policy.
+//! it: download wait, the queue, decoding, voice activity detection and the engine (all inside
+//! the slot, which is held to the end even when the request is gone; a gone request stops the
+//! decode), post-processing and the history policy.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::job::round_ms;
 use super::queue::{Queue, Slot};
 use super::resolve::{Engines, Resolved, check, language_choice};
+use super::speech::EngineCall;
 use super::{
     Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
@@ -16,7 +17,7 @@ use crate::audio::decode::{DecodeError, decode_opened, open_regular};
 use crate::cancel::Cancel;
 use crate::engine::models::Downloads;
 use crate::engine::models::ModelDir;
-use crate::engine::{Engine, EngineOutput, EngineRequest, Task};
+use crate::engine::{Engine, EngineOutput, Task};
 use crate::store::{NewHistoryEntry, Store, StoreError, preferences};
 use crate::wire::transcription::{ResponseFormat, TranscribeOptions};
 
@@ -53,6 +54,8 @@ pub struct Planned {
     origin: Origin,
     post: PostProcessing,
     save_api_history: bool,
+    /// Voice activity detection before the engine (the option, else the preference).
+    vad: bool,
 }
 
 impl Transcriber {
@@ -126,6 +129,12 @@ impl Transcriber {
             && self
                 .store
                 .pref_bool(&preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY)?;
+        let vad = match options.vad {
+            Some(vad) => vad,
+            None => self
+                .store
+                .pref_bool(&preferences::VOICE_ACTIVITY_DETECTION)?,
+        };
         Ok(Planned {
             transcriber: self,
             resolved,
@@ -133,6 +142,7 @@ impl Transcriber {
             origin,
             post,
             save_api_history,
+            vad,
         })
     }
 
@@ -190,9 +200,9 @@ impl Planned {
             }
         };
         let duration = samples.len() as f64 / SAMPLE_RATE;
-        let (output, engine) = match slot {
+        let (output, vad, engine) = match slot {
             Some(slot) if !samples.is_empty() => self.call_engine(samples, slot).await?,
-            _ => (EngineOutput::default(), Duration::ZERO),
+            _ => (EngineOutput::default(), Duration::ZERO, Duration::ZERO),
         };
         let reported = output.processing_time;
         let post_started = Instant::now();
@@ -200,6 +210,7 @@ impl Planned {
         transcript.stages = StageTimes {
             decode,
             queue,
+            vad,
             engine,
             post: post_started.elapsed(),
         };
@@ -208,36 +219,31 @@ impl Planned {
         self.save(transcript).await
     }
 
-    /// Runs the engine on a blocking thread that keeps `slot` until the engine returns, even
-    /// when the request is gone.
+    /// Runs voice activity detection and the engine on a blocking thread that keeps `slot`
+    /// until the engine returns, even when the request is gone; gives the output and the time
+    /// each took.
     async fn call_engine(
         &self,
         samples: Vec<f32>,
         slot: Slot,
-    ) -> Result<(EngineOutput, Duration), TranscribeError> {
-        let engine = self.resolved.engine.clone();
-        let model = self.resolved.offer.spec.id;
-        let language = language_choice(&self.options);
-        let task = self.options.task.unwrap_or(Task::Transcribe);
-        let initial_prompt = self.post.initial_prompt(self.options.prompt.as_deref());
-        let (output, took) = blocking("the engine stopped", move || {
+    ) -> Result<(EngineOutput, Duration, Duration), TranscribeError> {
+        let call = EngineCall {
+            engine: self.resolved.engine.clone(),
+            model: self.resolved.offer.spec,
+            vad: self.vad,
+            language: language_choice(&self.options),
+            task: self.options.task.unwrap_or(Task::Transcribe),
+            initial_prompt: self.post.initial_prompt(self.options.prompt.as_deref()),
+        };
+        let heard = blocking("the engine stopped", move || {
             let _slot = slot;
-            let started = Instant::now();
-            let output = engine.transcribe(
-                model,
-                &EngineRequest {
-                    samples: &samples,
-                    language,
-                    task,
-                    initial_prompt,
-                },
-            );
-            Ok((output, started.elapsed()))
+            Ok(call.run(&samples))
         })
         .await?;
-        let output =
-            output.map_err(|e| TranscribeError::from_engine(e, self.resolved.engine.id()))?;
-        Ok((output, took))
+        let output = heard
+            .output
+            .map_err(|e| TranscribeError::from_engine(e, self.resolved.engine.id()))?;
+        Ok((output, heard.vad, heard.engine))
     }
 
     /// Post-processes the engine's output into a transcript (the caller fills in the stage
@@ -444,13 +450,38 @@ mod tests {
         assert_eq!(first.offer.spec.id, "base");
     }
 
+    /// A job whose samples reach the engine (no voice activity detection).
     fn job(model: &str) -> Job {
         Job {
             audio: Audio::Samples(vec![0.1; 1600]),
-            options: options(model),
+            options: TranscribeOptions {
+                vad: Some(false),
+                ..options(model)
+            },
             await_download: false,
             origin: Origin::Api,
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn audio_without_speech_never_reaches_the_engine() {
+        // The gate is never opened: an engine call would never return.
+        let (engine, _release) = gate("whisper", vec!["tiny.en"]);
+        let (_dir, t) = transcriber(vec![engine], 1);
+        let silence = Job {
+            audio: Audio::Samples(vec![0.0; 16_000 * 3]),
+            options: options("tiny.en"),
+            await_download: false,
+            origin: Origin::Api,
+        };
+        let heard = tokio::time::timeout(Duration::from_secs(20), t.run(silence))
+            .await
+            .expect("the engine was called")
+            .unwrap();
+        assert_eq!((heard.text.as_str(), heard.duration), ("", 3.0));
+        assert_eq!(heard.language.as_deref(), Some("en"));
+        assert_eq!(heard.stages.engine, Duration::ZERO);
+        assert_eq!(t.queue.free_slots(), 1);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -50,6 +50,9 @@ pub struct TranscribeArgs {
     /// Return the engine's text without dictionary corrections.
     #[arg(long)]
     pub no_corrections: bool,
+    /// Send the whole audio to the engine, without voice activity detection.
+    #[arg(long)]
+    pub no_vad: bool,
     /// Output format (srt and vtt are rendered from the segments).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -121,6 +124,7 @@ fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
         engine: args.engine.clone(),
         model: args.model.clone(),
         apply_corrections: args.no_corrections.then_some(false),
+        vad: args.no_vad.then_some(false),
         ..TranscribeOptions::default()
     };
     if let Some(task) = &args.task {

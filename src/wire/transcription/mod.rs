@@ -116,6 +116,9 @@ transcription_fields! {
     normalize_numbers: Flag { form: "normalize_numbers", header: "x-normalize-numbers" },
     /// Dictionary corrections (default on).
     apply_corrections: Flag { form: "apply_corrections", header: "x-apply-corrections" },
+    /// Voice activity detection before the engine (default: the `voiceActivityDetection`
+    /// preference, on): only the speech is transcribed, and audio without speech is `""`.
+    vad: Flag { form: "vad", header: "x-vad" },
 }
 
 impl TranscribeOptions {
@@ -242,12 +245,14 @@ mod tests {
         form.set_form_field("task", "Translate").unwrap();
         form.set_form_field("prompt", " Notes ").unwrap();
         form.set_form_field("apply_corrections", "no").unwrap();
+        form.set_form_field("vad", "off").unwrap();
         form.set_form_field("not_an_option", "x").unwrap();
         let headers = [
             ("x-language-hints", "de,fr , es"),
             ("x-task", "translate"),
             ("x-prompt", " Notes "),
             ("x-apply-corrections", "0"),
+            ("x-vad", "false"),
         ];
         let from_headers = TranscribeOptions::from_headers(|name| {
             headers
@@ -258,7 +263,7 @@ mod tests {
         .unwrap();
         let json: LocalFileRequest = serde_json::from_value(serde_json::json!({
             "path": "/a.wav", "language_hints": ["de", " fr", "es"], "task": "translate",
-            "prompt": " Notes ", "apply_corrections": false
+            "prompt": " Notes ", "apply_corrections": false, "vad": false
         }))
         .unwrap();
         let from_json = json.options().unwrap();
@@ -266,6 +271,7 @@ mod tests {
         assert_eq!(form, from_json);
         assert_eq!(form.task, Some(Task::Translate));
         assert_eq!(form.language_hints, vec!["de", "fr", "es"]);
+        assert_eq!(form.vad, Some(false));
         // And the client writes back what the server reads.
         let mut again = TranscribeOptions::default();
         for (name, value) in form.form_fields() {

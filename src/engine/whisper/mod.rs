@@ -1,0 +1,130 @@
+//! The whisper engine on whisper-rs (whisper.cpp): one loaded context per model, loaded on first
+//! use and kept; a pool of decoder states so concurrent requests never share one. `run`
+//! transcribes a request's chunks.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use whisper_rs::{WhisperContext, WhisperContextParameters, WhisperState};
+
+use super::models::ModelDir;
+use super::models::catalog::{WHISPER_MODELS, whisper_model};
+use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer};
+
+mod run;
+
+pub const ENGINE_ID: &str = "whisper";
+
+struct Loaded {
+    context: WhisperContext,
+    idle: Mutex<Vec<WhisperState>>,
+}
+
+pub struct WhisperEngine {
+    models: ModelDir,
+    threads: usize,
+    loaded: Mutex<HashMap<&'static str, Arc<Loaded>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl WhisperEngine {
+    /// `threads`: inference threads per request (0 = the number of physical cores).
+    pub fn new(models: ModelDir, threads: usize) -> WhisperEngine {
+        whisper_rs::install_logging_hooks();
+        let threads = if threads == 0 {
+            num_cpus::get_physical().max(1)
+        } else {
+            threads
+        };
+        WhisperEngine {
+            models,
+            threads,
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn load(&self, model: &str) -> Result<Arc<Loaded>, EngineError> {
+        let spec = whisper_model(model).ok_or_else(|| EngineError::UnknownModel(model.into()))?;
+        let mut loaded = lock(&self.loaded);
+        if let Some(hit) = loaded.get(spec.id) {
+            return Ok(hit.clone());
+        }
+        let path = self.models.weights_path(spec);
+        if !self.models.is_installed(spec) {
+            return Err(EngineError::NotInstalled {
+                model: spec.id.into(),
+                path,
+            });
+        }
+        let mut params = WhisperContextParameters::default();
+        params.flash_attn(false);
+        let context =
+            WhisperContext::new_with_params(&path, params).map_err(|e| EngineError::Load {
+                path: path.clone(),
+                cause: e.to_string(),
+            })?;
+        tracing::info!("loaded model {} from {}", spec.id, path.display());
+        let entry = Arc::new(Loaded {
+            context,
+            idle: Mutex::new(Vec::new()),
+        });
+        loaded.insert(spec.id, entry.clone());
+        Ok(entry)
+    }
+
+    /// Forgets a loaded model (after removal or replacement of its file).
+    pub fn unload(&self, model: &str) {
+        lock(&self.loaded).remove(model);
+    }
+}
+
+impl Engine for WhisperEngine {
+    fn id(&self) -> &'static str {
+        ENGINE_ID
+    }
+
+    fn models(&self) -> Vec<ModelOffer> {
+        let loaded = lock(&self.loaded);
+        WHISPER_MODELS
+            .iter()
+            .map(|spec| ModelOffer {
+                spec,
+                downloaded: self.models.is_installed(spec),
+                loaded: loaded.contains_key(spec.id),
+            })
+            .collect()
+    }
+
+    /// One model's state, without reading every other model's manifest (per-request path).
+    fn offer(&self, model: &str) -> Option<ModelOffer> {
+        let spec = whisper_model(model)?;
+        Some(ModelOffer {
+            spec,
+            downloaded: self.models.is_installed(spec),
+            loaded: lock(&self.loaded).contains_key(spec.id),
+        })
+    }
+
+    fn transcribe(
+        &self,
+        model: &str,
+        request: &EngineRequest<'_>,
+    ) -> Result<EngineOutput, EngineError> {
+        let loaded = self.load(model)?;
+        let multilingual = loaded.context.is_multilingual();
+        let popped = lock(&loaded.idle).pop();
+        let mut state = match popped {
+            Some(state) => state,
+            None => loaded
+                .context
+                .create_state()
+                .map_err(|e| EngineError::Failed(format!("cannot create a decoder state: {e}")))?,
+        };
+        let result = run::run(&mut state, request, multilingual, self.threads);
+        lock(&loaded.idle).push(state);
+        result
+    }
+}
