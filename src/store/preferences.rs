@@ -107,7 +107,7 @@ preferences! {
     VOICE_ACTIVITY_DETECTION: "voiceActivityDetection", Bool(true),
         "Transcribe only the speech (voice activity detection) unless a request says otherwise";
     WHISPER_THREADS: "whisperThreads", Int { default: 0, min: 0, max: 256 },
-        "Inference threads per request (0 = number of physical cores); applies at server start";
+        "Inference threads per request (0 = the CPUs the server may use); applies at server start";
     MODEL_DOWNLOAD_BASE_URL: "modelDownloadBaseUrl",
         Text("https://huggingface.co/ggerganov/whisper.cpp/resolve/main"),
         "Where `verbatim models download` fetches ggml-<id>.bin from";

@@ -26,16 +26,22 @@ pub struct WhisperEngine {
     loaded: Mutex<HashMap<&'static str, Arc<Loaded>>>,
 }
 
+/// Inference threads when none are configured: the CPUs this process may run on (honouring
+/// its CPU affinity and cgroup quota), at least one.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl WhisperEngine {
-    /// `threads`: inference threads per request (0 = the number of physical cores).
+    /// `threads`: inference threads per request (0 = [`default_threads`]).
     pub fn new(models: ModelDir, threads: usize) -> WhisperEngine {
         whisper_rs::install_logging_hooks();
         let threads = if threads == 0 {
-            num_cpus::get_physical().max(1)
+            default_threads()
         } else {
             threads
         };
