@@ -157,6 +157,7 @@ fn engine_request(samples: &[f32]) -> EngineRequest<'_> {
     EngineRequest {
         samples,
         chunks: vec![0..samples.len()],
+        trimmed_to_speech: false,
         language: LanguageChoice::Auto,
         task: Task::Transcribe,
         initial_prompt: None,

@@ -40,6 +40,9 @@ pub struct EngineRequest<'a> {
     /// audio. Segment times stay in the timeline of `samples`. The replay engine of sim mode
     /// reads the whole audio, as its recordings were made from whole clips.
     pub chunks: Vec<Range<usize>>,
+    /// Every chunk is speech from end to end (voice activity detection trimmed it), so an
+    /// engine may fit its window to the chunk; false: the audio as it came.
+    pub trimmed_to_speech: bool,
     pub language: LanguageChoice,
     pub task: Task,
     /// Request prompt joined with the enabled recognition terms.

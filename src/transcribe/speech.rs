@@ -54,6 +54,7 @@ impl EngineCall {
             &EngineRequest {
                 samples,
                 chunks,
+                trimmed_to_speech: self.vad,
                 language: self.language,
                 task: self.task,
                 initial_prompt: self.initial_prompt,

@@ -1,8 +1,9 @@
 //! The whisper engine on whisper-rs (whisper.cpp): one loaded context per model, loaded on first
 //! use and kept; a pool of decoder states so concurrent requests never share one. `run`
-//! transcribes a request's chunks.
+//! transcribes a request's chunks, `window` fits the encoder's window to each chunk of speech.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use whisper_rs::{WhisperContext, WhisperContextParameters, WhisperState};
@@ -10,20 +11,44 @@ use whisper_rs::{WhisperContext, WhisperContextParameters, WhisperState};
 use super::models::ModelDir;
 use super::models::catalog::{WHISPER_MODELS, whisper_model};
 use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer};
+use language::Requested;
 
+mod language;
 mod run;
+mod window;
+
+pub use window::{DEFAULT_FLOOR_FRAMES, EncoderWindow, FULL_WINDOW_FRAMES};
 
 pub const ENGINE_ID: &str = "whisper";
 
 struct Loaded {
     context: WhisperContext,
     idle: Mutex<Vec<WhisperState>>,
+    /// States kept for language detection, which never run a fitted window.
+    clean: Mutex<Vec<WhisperState>>,
+}
+
+impl Loaded {
+    /// An idle state from `pool`, or a new one.
+    fn state(&self, pool: &Mutex<Vec<WhisperState>>) -> Result<WhisperState, EngineError> {
+        let popped = lock(pool).pop();
+        match popped {
+            Some(state) => Ok(state),
+            None => self
+                .context
+                .create_state()
+                .map_err(|e| EngineError::Failed(format!("cannot create a decoder state: {e}"))),
+        }
+    }
 }
 
 pub struct WhisperEngine {
     models: ModelDir,
     threads: usize,
+    window: EncoderWindow,
     loaded: Mutex<HashMap<&'static str, Arc<Loaded>>>,
+    /// Chunks heard again through the full window since the engine was made.
+    reruns: AtomicU64,
 }
 
 /// Inference threads when none are configured: the CPUs this process may run on (honouring
@@ -48,8 +73,23 @@ impl WhisperEngine {
         WhisperEngine {
             models,
             threads,
+            window: EncoderWindow::default(),
             loaded: Mutex::new(HashMap::new()),
+            reruns: AtomicU64::new(0),
         }
+    }
+
+    /// The same engine with another encoder window for chunks of speech (benchmarks compare
+    /// windows and floors; the server uses the default).
+    pub fn with_window(mut self, window: EncoderWindow) -> WhisperEngine {
+        self.window = window;
+        self
+    }
+
+    /// How many chunks were heard again through the full window because the fitted one gave a
+    /// doubtful text.
+    pub fn reruns(&self) -> u64 {
+        self.reruns.load(Ordering::Relaxed)
     }
 
     fn load(&self, model: &str) -> Result<Arc<Loaded>, EngineError> {
@@ -76,6 +116,7 @@ impl WhisperEngine {
         let entry = Arc::new(Loaded {
             context,
             idle: Mutex::new(Vec::new()),
+            clean: Mutex::new(Vec::new()),
         });
         loaded.insert(spec.id, entry.clone());
         Ok(entry)
@@ -120,17 +161,37 @@ impl Engine for WhisperEngine {
         request: &EngineRequest<'_>,
     ) -> Result<EngineOutput, EngineError> {
         let loaded = self.load(model)?;
-        let multilingual = loaded.context.is_multilingual();
-        let popped = lock(&loaded.idle).pop();
-        let mut state = match popped {
-            Some(state) => state,
-            None => loaded
-                .context
-                .create_state()
-                .map_err(|e| EngineError::Failed(format!("cannot create a decoder state: {e}")))?,
+        let language = match language::requested(request, loaded.context.is_multilingual())? {
+            Requested::Known(code) => Some(code),
+            Requested::Detect(among) => {
+                let first = request.chunks.first();
+                match first.and_then(|range| request.samples.get(range.clone())) {
+                    Some(samples) if !samples.is_empty() => {
+                        let mut clean = loaded.state(&loaded.clean)?;
+                        let detected =
+                            language::detect(&mut clean, samples, among.as_deref(), self.threads);
+                        lock(&loaded.clean).push(clean);
+                        Some(detected?)
+                    }
+                    _ => None,
+                }
+            }
         };
-        let result = run::run(&mut state, request, multilingual, self.threads);
+        let mut state = loaded.state(&loaded.idle)?;
+        let settings = run::Settings {
+            language,
+            threads: self.threads,
+            window: if request.trimmed_to_speech {
+                self.window
+            } else {
+                EncoderWindow::Full
+            },
+        };
+        let result = run::run(&mut state, request, &settings);
         lock(&loaded.idle).push(state);
-        result
+        if let Ok((_, reruns)) = &result {
+            self.reruns.fetch_add(*reruns, Ordering::Relaxed);
+        }
+        result.map(|(output, _)| output)
     }
 }

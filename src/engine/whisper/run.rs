@@ -1,12 +1,13 @@
-//! One request on one decoder state: the language settled once (given, detected among a
-//! shortlist, or detected by the first chunk), then each chunk transcribed on its own with its
-//! segments moved to the request's timeline.
+//! One request on one decoder state, its language settled: each chunk transcribed on its own,
+//! through a window fitted to it (again through the full window when the text looks wrong),
+//! with its segments moved to the request's timeline.
 
 use std::ops::Range;
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 
-use super::super::{EngineError, EngineOutput, EngineRequest, LanguageChoice, Segment, Task};
+use super::super::{EngineError, EngineOutput, EngineRequest, Segment, Task};
+use super::window::{EncoderWindow, doubt};
 
 /// Samples per second of the audio whisper takes.
 const SAMPLE_RATE: f64 = 16_000.0;
@@ -15,25 +16,48 @@ fn failed(e: whisper_rs::WhisperError) -> EngineError {
     EngineError::Failed(e.to_string())
 }
 
+/// How the engine runs a request.
+pub(super) struct Settings {
+    /// The language every chunk is decoded in; None detects (audio without chunks only).
+    pub language: Option<String>,
+    pub threads: usize,
+    /// The window for each chunk.
+    pub window: EncoderWindow,
+}
+
+/// The request's output, and how many chunks were heard again through the full window.
 pub(super) fn run(
     state: &mut WhisperState,
     request: &EngineRequest<'_>,
-    multilingual: bool,
-    threads: usize,
-) -> Result<EngineOutput, EngineError> {
+    settings: &Settings,
+) -> Result<(EngineOutput, u64), EngineError> {
+    let threads = settings.threads;
     let chunks: Vec<&[f32]> = request
         .chunks
         .iter()
         .filter_map(|range| request.samples.get(range.clone()))
         .collect();
-    // The language to decode with; None means detect (with the first chunk).
-    let mut language = settle_language(state, request, &chunks, multilingual, threads)?;
+    let language = settings.language.clone();
     let mut segments = Vec::new();
+    let mut reruns = 0;
     for (range, samples) in request.chunks.iter().zip(&chunks) {
-        let heard = transcribe_chunk(state, request, samples, language.as_deref(), threads)?;
-        if language.is_none() {
-            language =
-                whisper_rs::get_lang_str(state.full_lang_id_from_state()).map(str::to_string);
+        let seconds = samples.len() as f64 / SAMPLE_RATE;
+        let fitted = settings.window.frames_for(seconds);
+        let mut chunk = Chunk {
+            samples,
+            language: language.as_deref(),
+            window: fitted,
+        };
+        let mut heard = transcribe_chunk(state, request, &chunk, threads)?;
+        if let Some(frames) = fitted
+            && let Some(doubt) = doubt(&heard, seconds)
+        {
+            tracing::debug!(
+                "{seconds:.1} s chunk in a {frames}-frame window: {doubt:?}; heard again in full"
+            );
+            chunk.window = None;
+            heard = transcribe_chunk(state, request, &chunk, threads)?;
+            reruns += 1;
         }
         segments.extend(in_timeline(heard, range));
     }
@@ -42,62 +66,37 @@ pub(super) fn run(
         .map(|s| s.text.as_str())
         .collect::<Vec<_>>()
         .join(" ");
-    Ok(EngineOutput {
+    let output = EngineOutput {
         text,
         language,
         segments,
         processing_time: None,
-    })
+    };
+    Ok((output, reruns))
 }
 
-/// The language every chunk is decoded in: English for English-only models, the one given, the
-/// most probable of a shortlist (judged on the first chunk), or None to detect.
-fn settle_language(
-    state: &mut WhisperState,
-    request: &EngineRequest<'_>,
-    chunks: &[&[f32]],
-    multilingual: bool,
-    threads: usize,
-) -> Result<Option<String>, EngineError> {
-    if !multilingual {
-        return Ok(Some("en".into()));
-    }
-    match &request.language {
-        LanguageChoice::Auto => Ok(None),
-        LanguageChoice::Exact(code) => {
-            language_id(code).ok_or_else(|| EngineError::UnknownLanguage(code.clone()))?;
-            Ok(Some(code.to_ascii_lowercase()))
-        }
-        LanguageChoice::Shortlist(codes) => {
-            let ids = codes
-                .iter()
-                .map(|c| language_id(c).ok_or_else(|| EngineError::UnknownLanguage(c.clone())))
-                .collect::<Result<Vec<_>, _>>()?;
-            let Some(first) = chunks.first() else {
-                return Ok(codes.first().map(|c| c.to_ascii_lowercase()));
-            };
-            state.pcm_to_mel(first, threads).map_err(failed)?;
-            let (_, probabilities) = state.lang_detect(0, threads).map_err(failed)?;
-            let probability = |id: &i32| probabilities.get(*id as usize).copied().unwrap_or(0.0);
-            Ok(ids
-                .iter()
-                .zip(codes)
-                .max_by(|(a, _), (b, _)| probability(a).total_cmp(&probability(b)))
-                .map(|(_, code)| code.to_ascii_lowercase()))
-        }
-    }
+/// One chunk as whisper is asked to hear it.
+struct Chunk<'a> {
+    samples: &'a [f32],
+    /// None detects.
+    language: Option<&'a str>,
+    /// The encoder window in frames; None: the model's full window.
+    window: Option<usize>,
 }
 
-/// The decoding parameters of every chunk (the language: None detects).
+/// The decoding parameters of a chunk.
 fn params<'a>(
     request: &'a EngineRequest<'_>,
     prompt: Option<&'a str>,
-    language: Option<&'a str>,
+    chunk: &Chunk<'a>,
     threads: usize,
 ) -> FullParams<'a, 'a> {
     let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
     params.set_n_threads(threads as i32);
-    params.set_language(Some(language.unwrap_or("auto")));
+    params.set_language(Some(chunk.language.unwrap_or("auto")));
+    if let Some(frames) = chunk.window {
+        params.set_audio_ctx(frames as i32);
+    }
     params.set_translate(request.task == Task::Translate);
     params.set_no_context(true);
     params.set_print_special(false);
@@ -119,16 +118,15 @@ fn params<'a>(
 fn transcribe_chunk(
     state: &mut WhisperState,
     request: &EngineRequest<'_>,
-    samples: &[f32],
-    language: Option<&str>,
+    chunk: &Chunk<'_>,
     threads: usize,
 ) -> Result<Vec<Segment>, EngineError> {
     let prompt = request
         .initial_prompt
         .as_deref()
         .map(|p| p.replace('\0', ""));
-    let params = params(request, prompt.as_deref(), language, threads);
-    state.full(params, samples).map_err(failed)?;
+    let params = params(request, prompt.as_deref(), chunk, threads);
+    state.full(params, chunk.samples).map_err(failed)?;
     let mut segments = Vec::new();
     for segment in state.as_iter() {
         let text = segment.to_str_lossy().map_err(failed)?.trim().to_string();
@@ -163,14 +161,6 @@ fn is_non_speech_marker(text: &str) -> bool {
         t.chars()
             .all(|c| c.is_ascii_alphabetic() || c == '_' || c == ' ')
     })
-}
-
-/// A language code whisper knows, checked without handing odd bytes to C.
-fn language_id(code: &str) -> Option<i32> {
-    if code.is_empty() || code.len() > 8 || !code.bytes().all(|b| b.is_ascii_alphabetic()) {
-        return None;
-    }
-    whisper_rs::get_lang_id(&code.to_ascii_lowercase())
 }
 
 #[cfg(test)]
