@@ -12,6 +12,7 @@
 //! - [`device`]: simulated microphone and system audio with scripted faults.
 //! - [`scenario`]: the scenario file (TOML) and its checks.
 //! - [`simulation`]: everything a scenario describes, assembled.
+//! - [`wer`]: word error rate against the corpus's reference texts.
 
 pub mod clock;
 pub mod corpus;
@@ -24,6 +25,7 @@ pub mod replay;
 pub mod resample;
 pub mod scenario;
 pub mod simulation;
+pub mod wer;
 
 pub use clock::{Clock, RealClock, VirtualClock};
 pub use corpus::{Clip, ClipEntry, ClipKind, ClipSource, Corpus, CorpusError, SAMPLE_RATE};
@@ -37,3 +39,4 @@ pub use replay::{Latency, Replay, ReplayEngine, ReplayError, ReplayedClip};
 pub use resample::resample_linear;
 pub use scenario::{AppContext, DeviceSpec, EngineSpec, ModelState, Scenario, ScenarioError};
 pub use simulation::{SimError, Simulation};
+pub use wer::{word_error_rate, word_errors};

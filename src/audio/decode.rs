@@ -5,8 +5,9 @@
 //!
 //! The file is streamed: packets are read and decoded one at a time, each decoded buffer is
 //! averaged down to mono and pushed through a
-//! [`StreamingResampler`](super::resample::StreamingResampler), so only the 16 kHz result is
-//! kept in memory.
+//! [`StreamingResampler`](super::resample::StreamingResampler), and the 16 kHz result goes to a
+//! [`SampleSink`] as it comes: [`decode_opened`] collects it, [`decode_into`] hands it on (the
+//! transcription path listens to it as it comes, in bounded memory).
 //!
 //! # Format detection
 //!
@@ -87,6 +88,38 @@ pub struct DecodedAudio {
     pub duration_secs: f64,
 }
 
+/// What a stream was, besides its samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamInfo {
+    /// Sample rate of the source stream, in Hz.
+    pub source_sample_rate: u32,
+    /// Channel count of the source stream (before the downmix).
+    pub source_channels: u16,
+    /// Duration of the decoded audio, in seconds.
+    pub duration_secs: f64,
+}
+
+/// Where decoded 16 kHz mono samples go as they come out of the decoder.
+pub trait SampleSink {
+    /// About this many samples are to come in all (from the stream's declared length).
+    fn expect(&mut self, _samples: usize) {}
+    /// Takes the next samples; false stops the decode ([`DecodeError::Cancelled`]).
+    fn take(&mut self, samples: &[f32]) -> bool;
+}
+
+/// Collects the whole audio, its room reserved from the declared length (untouched pages cost
+/// no memory until written).
+impl SampleSink for Vec<f32> {
+    fn expect(&mut self, samples: usize) {
+        self.reserve(samples.saturating_sub(self.len()));
+    }
+
+    fn take(&mut self, samples: &[f32]) -> bool {
+        self.extend_from_slice(samples);
+        true
+    }
+}
+
 /// Why a file could not be decoded. The `Display` text is a user-facing sentence.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
@@ -158,6 +191,28 @@ pub fn decode_opened(
     hint: Option<&str>,
     cancel: &Cancel,
 ) -> Result<DecodedAudio, DecodeError> {
+    let mut samples = Vec::new();
+    let info = decode_into(file, hint, cancel, &mut samples)?;
+    // A header that declared more than the stream held leaves unused room behind.
+    if samples.capacity() > samples.len() + samples.len() / 8 {
+        samples.shrink_to_fit();
+    }
+    Ok(DecodedAudio {
+        samples,
+        source_sample_rate: info.source_sample_rate,
+        source_channels: info.source_channels,
+        duration_secs: info.duration_secs,
+    })
+}
+
+/// Decodes an opened regular file packet by packet into `sink`, so the whole audio need never
+/// be in memory; otherwise as [`decode_opened`].
+pub fn decode_into(
+    file: File,
+    hint: Option<&str>,
+    cancel: &Cancel,
+    sink: &mut dyn SampleSink,
+) -> Result<StreamInfo, DecodeError> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(DecodeError::Io(not_a_regular_file()));
@@ -169,7 +224,7 @@ pub fn decode_opened(
     let len = meta.len();
 
     match panic::catch_unwind(AssertUnwindSafe(|| {
-        decode_stream(file, len, hint.as_deref(), cancel)
+        decode_stream(file, len, hint.as_deref(), cancel, sink)
     })) {
         Ok(result) => result,
         Err(_) => Err(DecodeError::Corrupt(
@@ -185,7 +240,8 @@ fn decode_stream(
     len: u64,
     hint: Option<&str>,
     cancel: &Cancel,
-) -> Result<DecodedAudio, DecodeError> {
+    sink: &mut dyn SampleSink,
+) -> Result<StreamInfo, DecodeError> {
     let opened = open::open_container(file, len, hint)?;
     let (track_id, decoder) = track::choose_track(opened.format.as_ref())?;
     let declared = track::declared_frames(opened.format.as_ref(), track_id, opened.container);
@@ -203,7 +259,7 @@ fn decode_stream(
         mp4: opened.mp4.as_ref(),
         declared,
     };
-    packets::decode_packets(stream, cancel)
+    packets::decode_packets(stream, cancel, sink)
 }
 
 /// Rejects a source sample rate outside [`SOURCE_RATE_RANGE`].

@@ -143,6 +143,18 @@ impl StreamingResampler {
         out
     }
 
+    /// Hands the output produced so far to `take` and forgets it (keeping the buffer for what
+    /// comes next); gives what `take` returned.
+    pub fn drain_output(&mut self, take: &mut dyn FnMut(&[f32]) -> bool) -> bool {
+        if self.out.is_empty() {
+            return true;
+        }
+        let wanted = take(&self.out);
+        self.taken += self.out.len() as u64;
+        self.out.clear();
+        wanted
+    }
+
     /// Reserves room for `additional` more output samples.
     pub fn reserve_output(&mut self, additional: usize) {
         self.out.reserve(additional);

@@ -223,31 +223,7 @@ pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// Word error rate of `hypothesis` against `reference` (case and punctuation ignored).
 pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
-    let words = |s: &str| -> Vec<String> {
-        s.split_whitespace()
-            .map(|w| {
-                w.chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .collect::<String>()
-                    .to_lowercase()
-            })
-            .filter(|w| !w.is_empty())
-            .collect()
-    };
-    let (r, h) = (words(reference), words(hypothesis));
-    let mut row: Vec<usize> = (0..=h.len()).collect();
-    for i in 1..=r.len() {
-        let mut prev = row[0];
-        row[0] = i;
-        for j in 1..=h.len() {
-            let cur = row[j];
-            row[j] = (prev + usize::from(r[i - 1] != h[j - 1]))
-                .min(row[j] + 1)
-                .min(row[j - 1] + 1);
-            prev = cur;
-        }
-    }
-    row[h.len()] as f64 / r.len().max(1) as f64
+    verbatim_sim::word_error_rate(reference, hypothesis)
 }
 
 /// Snapshots go to the top-level `snapshots/` folder, named without the module.

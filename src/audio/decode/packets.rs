@@ -12,7 +12,7 @@ use super::downmix::downmix;
 use super::errors::is_data_error;
 use super::track::Declared;
 use super::{
-    DecodeError, DecodedAudio, MAX_CONSECUTIVE_BAD_PACKETS, MAX_DURATION_SECS, check_rate,
+    DecodeError, MAX_CONSECUTIVE_BAD_PACKETS, MAX_DURATION_SECS, SampleSink, StreamInfo, check_rate,
 };
 use crate::audio::container::{Mp4Scan, Trim};
 use crate::audio::resample::{StreamingResampler, expected_output_len};
@@ -39,11 +39,13 @@ enum Step<T> {
 }
 
 /// Decodes the packets of the stream's track to the end of the stream or the first point where
-/// the rest has to be given up; stops with [`DecodeError::Cancelled`] once `cancel` is set.
+/// the rest has to be given up, handing the 16 kHz samples to `sink` as they come; stops with
+/// [`DecodeError::Cancelled`] once `cancel` is set or the sink wants no more.
 pub(super) fn decode_packets(
     stream: Stream<'_>,
     cancel: &Cancel,
-) -> Result<DecodedAudio, DecodeError> {
+    sink: &mut dyn SampleSink,
+) -> Result<StreamInfo, DecodeError> {
     let Stream {
         mut format,
         mut decoder,
@@ -71,7 +73,7 @@ pub(super) fn decode_packets(
         }
         let spec = *buf.spec();
         if output.is_none() {
-            output = Some(Output::start(&spec, mp4, track_id, declared)?);
+            output = Some(Output::start(&spec, mp4, track_id, declared, sink)?);
         }
         let out = output.as_mut().expect("initialised above");
         if spec.rate != out.rate || spec.channels.count() == 0 {
@@ -84,13 +86,16 @@ pub(super) fn decode_packets(
 
         let kept = out.push(&buf);
         tally.accept(frames as u64, kept);
+        if !out.hand_over(sink) {
+            return Err(DecodeError::Cancelled);
+        }
         if tally.decoded_frames > MAX_DURATION_SECS * u64::from(out.rate) {
             return Err(DecodeError::TooLong {
                 max_secs: MAX_DURATION_SECS,
             });
         }
     }
-    tally.finish(output)
+    tally.finish(output, sink)
 }
 
 /// The next packet; `None` at the end of the stream, or where the container becomes unreadable
@@ -160,15 +165,16 @@ impl Output {
         mp4: Option<&Mp4Scan>,
         track_id: u32,
         declared: Option<Declared>,
+        sink: &mut dyn SampleSink,
     ) -> Result<Self, DecodeError> {
         check_rate(spec.rate)?;
-        let mut resampler = StreamingResampler::new(spec.rate);
+        let resampler = StreamingResampler::new(spec.rate);
         if let Some(declared) = declared.filter(|d| d.rate == spec.rate) {
             let frames = declared
                 .frames
                 .min(MAX_DURATION_SECS * u64::from(spec.rate));
             // A little room past the exact length for the resampler's flushed tail.
-            resampler.reserve_output(expected_output_len(frames, spec.rate) as usize + 8192);
+            sink.expect(expected_output_len(frames, spec.rate) as usize + 8192);
         }
         let trim = mp4
             .and_then(|scan| scan.trim(track_id, spec.rate))
@@ -192,6 +198,12 @@ impl Output {
         let kept = self.trim.apply(&self.mono);
         self.resampler.push(kept);
         kept.len() as u64
+    }
+
+    /// Hands the resampled output so far to `sink`; false when the sink wants no more.
+    fn hand_over(&mut self, sink: &mut dyn SampleSink) -> bool {
+        self.resampler
+            .drain_output(&mut |samples| sink.take(samples))
     }
 }
 
@@ -230,7 +242,11 @@ impl Tally {
 
     /// The result: an error where nothing was decoded, or more packets were rejected than
     /// decoded.
-    fn finish(self, output: Option<Output>) -> Result<DecodedAudio, DecodeError> {
+    fn finish(
+        self,
+        output: Option<Output>,
+        sink: &mut dyn SampleSink,
+    ) -> Result<StreamInfo, DecodeError> {
         let Some(Output {
             resampler,
             rate,
@@ -256,13 +272,10 @@ impl Tally {
                 self.first_problem.as_deref().unwrap_or("malformed data")
             )));
         }
-        let mut samples = resampler.finish();
-        // A header that declared more than the stream held leaves unused room behind.
-        if samples.capacity() > samples.len() + samples.len() / 8 {
-            samples.shrink_to_fit();
+        if !sink.take(&resampler.finish()) {
+            return Err(DecodeError::Cancelled);
         }
-        Ok(DecodedAudio {
-            samples,
+        Ok(StreamInfo {
             source_sample_rate: rate,
             source_channels: channels,
             duration_secs: self.kept_frames as f64 / f64::from(rate),

@@ -1,14 +1,20 @@
 //! What the engine transcribes: the speech regions, padded, packed in order into chunks of at
 //! most 30 s (Whisper's window) cut at silences; the audio before the first and after the last
-//! region, and long pauses between regions, are left out.
+//! region, and long pauses between regions, are left out. With detection off, everything is
+//! transcribed, still in chunks of at most 30 s cut at the quietest moments.
+//!
+//! [`ChunkPlanner`] decides frame by frame and gives each chunk out as soon as nothing later in
+//! the audio can change it, so audio of any length is planned in bounded memory; planning all
+//! at once ([`plan_chunks`]) is the same planner fed every score.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
-use super::{FRAME, SAMPLE_RATE, speech_frames};
+use super::{FRAME, MIN_VOICED_FRAMES, RegionTracker, SAMPLE_RATE};
 
 /// The longest chunk: Whisper's 30 s window.
 pub const MAX_CHUNK_SAMPLES: usize = 30 * SAMPLE_RATE;
-const MAX_CHUNK_FRAMES: usize = MAX_CHUNK_SAMPLES / FRAME;
+pub(crate) const MAX_CHUNK_FRAMES: usize = MAX_CHUNK_SAMPLES / FRAME;
 /// Non-speech kept on each side of a region (0.4 s): of 0, 0.08, 0.24, 0.4 and 0.64 s, the
 /// lowest word error rate on the corpus's English clips as they are, with a second of silence
 /// around them and with noise around them (tiny.en).
@@ -31,56 +37,249 @@ pub fn plan_chunks(scores: &[f32], len: usize) -> Vec<Range<usize>> {
 
 /// [`plan_chunks`] with `padding` frames of non-speech kept on each side of a region.
 pub fn plan_chunks_padded(scores: &[f32], len: usize, padding: usize) -> Vec<Range<usize>> {
-    let frames = scores.len();
-    let mut chunks: Vec<Range<usize>> = Vec::new();
-    for region in speech_frames(scores) {
-        let padded = region.start.saturating_sub(padding)..(region.end + padding).min(frames);
-        match chunks.last_mut() {
-            // Padding that meets the previous region's: one stretch of speech.
-            Some(last) if padded.start <= last.end => last.end = padded.end,
+    plan_all(ChunkPlanner::speech(padding), scores, len)
+}
+
+/// The chunks of the whole audio, speech or not, each at most [`MAX_CHUNK_SAMPLES`].
+pub fn plan_everything(scores: &[f32], len: usize) -> Vec<Range<usize>> {
+    plan_all(ChunkPlanner::everything(), scores, len)
+}
+
+fn plan_all(mut planner: ChunkPlanner, scores: &[f32], len: usize) -> Vec<Range<usize>> {
+    let mut frames = Vec::new();
+    for &score in scores {
+        planner.push(score, &mut frames);
+    }
+    planner.finish(&mut frames);
+    frames
+        .into_iter()
+        .map(|frames| frames.start * FRAME..(frames.end * FRAME).min(len))
+        .filter(|samples| !samples.is_empty())
+        .collect()
+}
+
+/// What a planner keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// The speech regions, with this many frames of padding on each side.
+    Speech { padding: usize },
+    /// Everything.
+    Everything,
+}
+
+/// Plans chunks frame by frame (see the module documentation).
+pub struct ChunkPlanner {
+    keep: Keep,
+    /// Frames scored so far.
+    frames: usize,
+    regions: RegionTracker,
+    /// The open region is speech and already part of `pending`, which grows with it.
+    open_in_pending: bool,
+    /// The chunk being built, in frames; its end may lie past the frames scored (padding).
+    pending: Option<Range<usize>>,
+    /// The scores from frame `scores_from` on: where a long chunk is cut.
+    scores: VecDeque<f32>,
+    scores_from: usize,
+}
+
+impl ChunkPlanner {
+    /// A planner of the speech, padded by `padding` frames on each side.
+    pub fn speech(padding: usize) -> ChunkPlanner {
+        ChunkPlanner::new(Keep::Speech { padding })
+    }
+
+    /// A planner of the whole audio.
+    pub fn everything() -> ChunkPlanner {
+        ChunkPlanner::new(Keep::Everything)
+    }
+
+    fn new(keep: Keep) -> ChunkPlanner {
+        ChunkPlanner {
+            keep,
+            frames: 0,
+            regions: RegionTracker::default(),
+            open_in_pending: false,
+            pending: (keep == Keep::Everything).then_some(0..0),
+            scores: VecDeque::new(),
+            scores_from: 0,
+        }
+    }
+
+    /// Takes the next frame's score; appends to `chunks` every chunk (in frames) that nothing
+    /// later can change.
+    pub fn push(&mut self, score: f32, chunks: &mut Vec<Range<usize>>) {
+        let frame = self.frames;
+        self.frames += 1;
+        self.scores.push_back(score);
+        match self.keep {
+            Keep::Everything => {
+                if let Some(pending) = &mut self.pending {
+                    pending.end = self.frames;
+                }
+            }
+            Keep::Speech { padding } => {
+                if let Some(region) = self.regions.push(frame, score) {
+                    self.add_region(region, padding, chunks);
+                    self.open_in_pending = false;
+                }
+                self.hold_long_region(padding, chunks);
+                self.settle(padding, chunks);
+            }
+        }
+        self.cut_long(false, chunks);
+        self.forget_scores();
+    }
+
+    /// The end of the audio: appends the remaining chunks.
+    pub fn finish(mut self, chunks: &mut Vec<Range<usize>>) {
+        if let Keep::Speech { padding } = self.keep
+            && let Some(region) = std::mem::take(&mut self.regions).finish()
+        {
+            self.add_region(region, padding, chunks);
+        }
+        if let Some(pending) = &mut self.pending {
+            pending.end = pending.end.min(self.frames);
+        }
+        self.cut_long(true, chunks);
+        if let Some(last) = self.pending.take().filter(|chunk| !chunk.is_empty()) {
+            chunks.push(last);
+        }
+    }
+
+    /// The first frame a chunk not yet given out may start at: audio before it is no longer
+    /// needed.
+    pub fn needed_from(&self) -> usize {
+        let padding = match self.keep {
+            Keep::Speech { padding } => padding,
+            Keep::Everything => 0,
+        };
+        let mut from = self.frames.saturating_sub(padding);
+        if let Some(pending) = &self.pending {
+            from = from.min(pending.start);
+        }
+        if let Some((open, _)) = self.regions.open()
+            && !self.open_in_pending
+        {
+            from = from.min(open.start.saturating_sub(padding));
+        }
+        from
+    }
+
+    /// Adds a region of speech: into the pending chunk when their padding meets, or when the
+    /// pause between them is short and the two fit in one chunk; else the pending chunk is
+    /// done and the region starts the next.
+    fn add_region(&mut self, region: Range<usize>, padding: usize, chunks: &mut Vec<Range<usize>>) {
+        let padded = region.start.saturating_sub(padding)..region.end + padding;
+        match &mut self.pending {
+            Some(last) if padded.start <= last.end => last.end = last.end.max(padded.end),
             Some(last)
                 if padded.start - last.end < LONG_PAUSE_FRAMES
                     && padded.end - last.start <= MAX_CHUNK_FRAMES =>
             {
                 last.end = padded.end
             }
-            _ => chunks.push(padded),
+            _ => {
+                if let Some(done) = self.pending.replace(padded) {
+                    self.give_out(done, chunks);
+                }
+            }
         }
     }
-    chunks
-        .into_iter()
-        .flat_map(|chunk| split_long(chunk, scores))
-        .map(|frames| frames.start * FRAME..(frames.end * FRAME).min(len))
-        .filter(|samples| !samples.is_empty())
-        .collect()
-}
 
-/// `chunk` cut into pieces of at most [`MAX_CHUNK_FRAMES`], each cut in the quietest stretch
-/// (lowest mean score over [`CUT_WINDOW_FRAMES`]; the latest of equals) between
-/// [`EARLIEST_CUT_FRAMES`] and the longest chunk: a pause between sentences rather than
-/// between words.
-fn split_long(mut chunk: Range<usize>, scores: &[f32]) -> Vec<Range<usize>> {
-    let mut pieces = Vec::new();
-    while chunk.len() > MAX_CHUNK_FRAMES {
-        let window = chunk.start + EARLIEST_CUT_FRAMES..chunk.start + MAX_CHUNK_FRAMES;
+    /// A region of speech joins the pending chunk before it ends where the join cannot depend
+    /// on its end: where its padding meets the chunk's, or where it is longer than a chunk
+    /// (such a region only ever joins by meeting). The chunk can then be cut and given out
+    /// while the region goes on. A region longer than a chunk that has not proved to be speech
+    /// keeps only its last chunk's length.
+    fn hold_long_region(&mut self, padding: usize, chunks: &mut Vec<Range<usize>>) {
+        let Some((open, speech)) = self.regions.open() else {
+            return;
+        };
+        let meets = self
+            .pending
+            .as_ref()
+            .is_some_and(|pending| open.start.saturating_sub(padding) <= pending.end);
+        if speech && (meets || open.len() > MAX_CHUNK_FRAMES || self.open_in_pending) {
+            self.add_region(open, padding, chunks);
+            self.open_in_pending = true;
+        } else if !speech && open.len() > MAX_CHUNK_FRAMES {
+            self.regions
+                .forget_before(self.frames.saturating_sub(MAX_CHUNK_FRAMES));
+        }
+    }
+
+    /// Gives the pending chunk out once no later region can join it: the earliest a region
+    /// can start (with its padding) is past the chunk's end, and either past a long pause or
+    /// the region would make the chunk too long.
+    fn settle(&mut self, padding: usize, chunks: &mut Vec<Range<usize>>) {
+        let Some(pending) = &self.pending else {
+            return;
+        };
+        let open = self.regions.open().map(|(open, _)| open);
+        let earliest = open.as_ref().map_or(self.frames, |open| open.start);
+        let earliest_end = open.map_or(self.frames + MIN_VOICED_FRAMES, |open| open.end);
+        let earliest_padded = earliest.saturating_sub(padding);
+        let apart = earliest_padded > pending.end
+            && (earliest_padded - pending.end >= LONG_PAUSE_FRAMES
+                || earliest_end + padding - pending.start > MAX_CHUNK_FRAMES);
+        if apart && let Some(done) = self.pending.take() {
+            self.give_out(done, chunks);
+        }
+    }
+
+    /// Cuts pieces off the front of a pending chunk longer than a chunk may be, as soon as the
+    /// scores around the cut are known (all of them at the `end`).
+    fn cut_long(&mut self, end: bool, chunks: &mut Vec<Range<usize>>) {
+        while let Some(pending) = &self.pending
+            && pending.len() > MAX_CHUNK_FRAMES
+            && (end || self.frames >= pending.start + MAX_CHUNK_FRAMES + CUT_WINDOW_FRAMES / 2)
+        {
+            let cut = self.quietest_cut(pending.start);
+            chunks.push(pending.start..cut);
+            if let Some(pending) = &mut self.pending {
+                pending.start = cut;
+            }
+        }
+    }
+
+    /// A finished chunk, cut into pieces where it is too long.
+    fn give_out(&mut self, chunk: Range<usize>, chunks: &mut Vec<Range<usize>>) {
+        let pending = self.pending.replace(chunk);
+        self.cut_long(true, chunks);
+        chunks.extend(std::mem::replace(&mut self.pending, pending));
+    }
+
+    /// Where to cut a chunk starting at `start`: the quietest stretch (lowest mean score over
+    /// [`CUT_WINDOW_FRAMES`]; the latest of equals) between [`EARLIEST_CUT_FRAMES`] and the
+    /// longest chunk: a pause between sentences rather than between words.
+    fn quietest_cut(&self, start: usize) -> usize {
+        let window = start + EARLIEST_CUT_FRAMES..start + MAX_CHUNK_FRAMES;
         let quietness = |frame: usize| -> f32 {
             let around = frame.saturating_sub(CUT_WINDOW_FRAMES / 2)
-                ..(frame + CUT_WINDOW_FRAMES / 2).min(scores.len());
-            scores[around].iter().sum()
+                ..(frame + CUT_WINDOW_FRAMES / 2).min(self.frames);
+            around
+                .filter_map(|f| self.scores.get(f.checked_sub(self.scores_from)?))
+                .sum()
         };
-        let cut = window
+        window
             .clone()
             .map(|frame| (frame, quietness(frame)))
             .min_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-            .map_or(window.end, |(frame, _)| frame);
-        pieces.push(chunk.start..cut);
-        chunk.start = cut;
+            .map_or(window.end, |(frame, _)| frame)
     }
-    pieces.push(chunk);
-    pieces
+
+    /// Drops the scores no cut can look at any more.
+    fn forget_scores(&mut self) {
+        let keep_from = self.needed_from();
+        while self.scores_from < keep_from && !self.scores.is_empty() {
+            self.scores.pop_front();
+            self.scores_from += 1;
+        }
+    }
 }
 
 #[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)] // one stretch of speech, given as a list of them
 mod tests {
     use super::*;
 
@@ -170,6 +369,52 @@ mod tests {
         // Pieces follow each other with nothing left out.
         for pair in chunks.windows(2) {
             assert_eq!(pair[0].end, pair[1].start);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Silence, speech and noise (a region that never proves to be speech; always followed by
+        /// enough silence to close it) in blocks of up to 10 s.
+        #[test]
+        fn chunks_hold_every_region_in_order_in_bounded_memory(
+            blocks in proptest::collection::vec((0u8..3, 1usize..640), 1..60)
+        ) {
+            let mut s = Vec::new();
+            for (kind, frames) in blocks {
+                match kind {
+                    0 => s.extend(std::iter::repeat_n(0.0, frames)),
+                    1 => s.extend(std::iter::repeat_n(0.95, frames)),
+                    _ => {
+                        s.extend(std::iter::repeat_n(0.6, frames.min(200)));
+                        s.extend(std::iter::repeat_n(0.0, 12));
+                    }
+                }
+            }
+            let mut planner = ChunkPlanner::speech(PADDING_FRAMES);
+            let mut chunks = Vec::new();
+            let mut most_held = 0;
+            for (i, &score) in s.iter().enumerate() {
+                planner.push(score, &mut chunks);
+                proptest::prop_assert!(chunks.iter().all(|c| c.end <= i + 1));
+                most_held = most_held.max(i + 1 - planner.needed_from());
+            }
+            planner.finish(&mut chunks);
+            proptest::prop_assert!(
+                most_held <= MAX_CHUNK_FRAMES + LONG_PAUSE_FRAMES + 2 * PADDING_FRAMES + MIN_VOICED_FRAMES,
+                "held {} frames", most_held
+            );
+            for chunk in &chunks {
+                proptest::prop_assert!(!chunk.is_empty() && chunk.len() <= MAX_CHUNK_FRAMES, "{:?}", chunk);
+            }
+            for pair in chunks.windows(2) {
+                proptest::prop_assert!(pair[0].end <= pair[1].start, "{:?}", chunks);
+            }
+            for region in crate::audio::vad::speech_frames(&s) {
+                let covered = region.clone().all(|f| chunks.iter().any(|c| c.contains(&f)));
+                proptest::prop_assert!(covered, "{:?} not in {:?}", region, chunks);
+            }
         }
     }
 }

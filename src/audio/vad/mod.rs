@@ -3,10 +3,12 @@
 //! those regions into what the engine transcribes.
 
 pub mod chunks;
+pub mod stream;
 
 use std::ops::Range;
 
 pub use chunks::{MAX_CHUNK_SAMPLES, plan_chunks};
+pub use stream::{Chunker, SpeechChunk};
 
 /// Samples per second of the audio the detector takes.
 pub const SAMPLE_RATE: usize = 16_000;
@@ -21,7 +23,7 @@ const STAY: f32 = 0.35;
 const END_AFTER_FRAMES: usize = 10;
 /// A region with fewer frames of at least [`ENTER`] is not speech (240 ms): the detector's
 /// first frames on noise, clicks and bursts score high for a moment.
-const MIN_VOICED_FRAMES: usize = 15;
+pub(crate) const MIN_VOICED_FRAMES: usize = 15;
 /// Speech scores this or more in some frames; steady noise (brown noise, a tone) can hold
 /// 0.5–0.87 for seconds without reaching it (measured on sox noise at the corpus's volumes).
 const CONFIDENT: f32 = 0.9;
@@ -31,48 +33,141 @@ const MIN_CONFIDENT_FRAMES: usize = 8;
 /// The detector's voice probability (0..1) of every 16 ms frame of `samples`; the last partial
 /// frame is padded with silence.
 pub fn frame_scores(samples: &[f32]) -> Vec<f32> {
-    let mut detector = earshot::Detector::default_boxed();
-    let mut frame = [0f32; FRAME];
-    samples
-        .chunks(FRAME)
-        .map(|chunk| {
-            frame.fill(0.0);
-            // The detector expects -1..1; resampling can overshoot a little.
-            for (slot, sample) in frame.iter_mut().zip(chunk) {
-                *slot = if sample.is_finite() {
-                    sample.clamp(-1.0, 1.0)
-                } else {
-                    0.0
-                };
+    let mut scores = Vec::with_capacity(samples.len().div_ceil(FRAME));
+    let mut scorer = Scorer::default();
+    scorer.push(samples, &mut |score| scores.push(score));
+    scorer.finish(&mut |score| scores.push(score));
+    scores
+}
+
+/// Scores audio as it arrives: one score per whole 16 ms frame, the rest kept for the next push.
+pub struct Scorer {
+    detector: Box<earshot::Detector>,
+    /// Samples of the frame not yet complete.
+    partial: Vec<f32>,
+}
+
+impl Default for Scorer {
+    fn default() -> Scorer {
+        Scorer {
+            detector: earshot::Detector::default_boxed(),
+            partial: Vec::with_capacity(FRAME),
+        }
+    }
+}
+
+impl Scorer {
+    /// Scores every frame `samples` completes, in order.
+    pub fn push(&mut self, mut samples: &[f32], scored: &mut dyn FnMut(f32)) {
+        if !self.partial.is_empty() {
+            let take = (FRAME - self.partial.len()).min(samples.len());
+            self.partial.extend_from_slice(&samples[..take]);
+            samples = &samples[take..];
+            if self.partial.len() < FRAME {
+                return;
             }
-            detector.predict_f32(&frame)
-        })
-        .collect()
+            let frame = std::mem::take(&mut self.partial);
+            scored(self.score(&frame));
+            self.partial = frame;
+            self.partial.clear();
+        }
+        let mut frames = samples.chunks_exact(FRAME);
+        for frame in &mut frames {
+            scored(self.score(frame));
+        }
+        self.partial.extend_from_slice(frames.remainder());
+    }
+
+    /// Scores the last partial frame, padded with silence.
+    pub fn finish(mut self, scored: &mut dyn FnMut(f32)) {
+        if !self.partial.is_empty() {
+            let frame = std::mem::take(&mut self.partial);
+            scored(self.score(&frame));
+        }
+    }
+
+    /// The score of one frame of at most [`FRAME`] samples.
+    fn score(&mut self, samples: &[f32]) -> f32 {
+        let mut frame = [0f32; FRAME];
+        // The detector expects -1..1; resampling can overshoot a little.
+        for (slot, sample) in frame.iter_mut().zip(samples) {
+            *slot = if sample.is_finite() {
+                sample.clamp(-1.0, 1.0)
+            } else {
+                0.0
+            };
+        }
+        self.detector.predict_f32(&frame)
+    }
 }
 
 /// The stretches of speech in audio whose frames scored `scores`, as frame ranges in order,
 /// none overlapping; empty when nobody speaks.
 pub fn speech_frames(scores: &[f32]) -> Vec<Range<usize>> {
-    let mut regions = Vec::new();
-    let mut open: Option<Region> = None;
-    for (i, &score) in scores.iter().enumerate() {
-        match &mut open {
-            None if score >= ENTER => open = Some(Region::new(i, score)),
-            None => {}
-            Some(region) if score >= STAY => region.extend(i, score),
-            Some(region) if i - region.last < END_AFTER_FRAMES => {}
+    let mut tracker = RegionTracker::default();
+    let mut regions: Vec<Range<usize>> = scores
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &score)| tracker.push(i, score))
+        .collect();
+    regions.extend(tracker.finish());
+    regions
+}
+
+/// Follows frame scores one at a time and names each stretch of speech once it has ended.
+#[derive(Default)]
+pub struct RegionTracker {
+    open: Option<Region>,
+}
+
+impl RegionTracker {
+    /// Takes the score of frame `i` (frames come in order); gives the region of speech that
+    /// ended before it, if one did.
+    pub fn push(&mut self, i: usize, score: f32) -> Option<Range<usize>> {
+        match &mut self.open {
+            None if score >= ENTER => {
+                self.open = Some(Region::new(i, score));
+                None
+            }
+            None => None,
+            Some(region) if score >= STAY => {
+                region.extend(i, score);
+                None
+            }
+            Some(region) if i - region.last < END_AFTER_FRAMES => None,
             Some(region) => {
-                regions.extend(region.speech());
-                open = None;
+                let speech = region.speech();
+                self.open = None;
+                speech
             }
         }
     }
-    regions.extend(open.and_then(|region| region.speech()));
-    regions
+
+    /// The region still open at the end of the audio, if it is speech.
+    pub fn finish(self) -> Option<Range<usize>> {
+        self.open.and_then(|region| region.speech())
+    }
+
+    /// The region being read: its frames so far (to its last frame at or over the stay
+    /// threshold), and whether it already counts as speech.
+    pub fn open(&self) -> Option<(Range<usize>, bool)> {
+        self.open
+            .as_ref()
+            .map(|region| (region.start..region.last + 1, region.speech().is_some()))
+    }
+
+    /// Forgets the open region's frames before `frame` (a region that has not proved to be
+    /// speech in a chunk's length cannot be held in memory for ever).
+    pub fn forget_before(&mut self, frame: usize) {
+        if let Some(region) = &mut self.open {
+            region.start = region.start.max(frame.min(region.last));
+        }
+    }
 }
 
 /// A region being read: its first frame, its last frame at or over [`STAY`], and how many of
 /// its frames were voiced and confident.
+#[derive(Debug)]
 struct Region {
     start: usize,
     last: usize,

@@ -1,0 +1,223 @@
+//! Voice activity detection as audio arrives: [`Chunker`] scores each 16 ms frame, plans the
+//! chunks with a [`ChunkPlanner`] and hands each chunk's samples out as soon as it is settled,
+//! keeping only the audio a chunk still to come may need (about half a minute), whatever the
+//! audio's length.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use super::chunks::{ChunkPlanner, PADDING_FRAMES};
+use super::{FRAME, Scorer};
+
+/// A chunk to transcribe: where it starts in the audio (in samples), and its samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeechChunk {
+    pub start: usize,
+    pub samples: Vec<f32>,
+}
+
+impl SpeechChunk {
+    /// Where it lies in the audio, in samples.
+    pub fn range(&self) -> Range<usize> {
+        self.start..self.start + self.samples.len()
+    }
+}
+
+/// Streams audio into chunks (see the module documentation).
+pub struct Chunker {
+    scorer: Scorer,
+    planner: ChunkPlanner,
+    /// Samples from `buffer_from` on.
+    buffer: VecDeque<f32>,
+    buffer_from: usize,
+    /// Samples pushed so far.
+    seen: usize,
+    /// Planned chunks, in frames, not yet handed out.
+    planned: Vec<Range<usize>>,
+}
+
+impl Chunker {
+    /// Chunks of the speech only (`speech_only`), or of the whole audio cut at its quietest
+    /// moments.
+    pub fn new(speech_only: bool) -> Chunker {
+        Chunker {
+            scorer: Scorer::default(),
+            planner: if speech_only {
+                ChunkPlanner::speech(PADDING_FRAMES)
+            } else {
+                ChunkPlanner::everything()
+            },
+            buffer: VecDeque::new(),
+            buffer_from: 0,
+            seen: 0,
+            planned: Vec::new(),
+        }
+    }
+
+    /// Takes the next samples (16 kHz mono); `ready` gets every chunk they settle, in order.
+    pub fn push(&mut self, samples: &[f32], ready: &mut dyn FnMut(SpeechChunk)) {
+        self.buffer.extend(samples);
+        self.seen += samples.len();
+        let (planner, planned) = (&mut self.planner, &mut self.planned);
+        self.scorer
+            .push(samples, &mut |score| planner.push(score, planned));
+        self.hand_out(ready);
+        let needed = self.planner.needed_from() * FRAME;
+        let drop = needed
+            .saturating_sub(self.buffer_from)
+            .min(self.buffer.len());
+        self.buffer.drain(..drop);
+        self.buffer_from += drop;
+    }
+
+    /// The end of the audio: `ready` gets the remaining chunks.
+    pub fn finish(mut self, ready: &mut dyn FnMut(SpeechChunk)) {
+        let scorer = std::mem::take(&mut self.scorer);
+        let (planner, planned) = (&mut self.planner, &mut self.planned);
+        scorer.finish(&mut |score| planner.push(score, planned));
+        let planner = std::mem::replace(&mut self.planner, ChunkPlanner::everything());
+        planner.finish(&mut self.planned);
+        self.hand_out(ready);
+    }
+
+    /// Samples held now (the audio chunks still to come may need).
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Samples pushed so far.
+    pub fn seen(&self) -> usize {
+        self.seen
+    }
+
+    fn hand_out(&mut self, ready: &mut dyn FnMut(SpeechChunk)) {
+        for frames in self.planned.drain(..) {
+            let range = frames.start * FRAME..(frames.end * FRAME).min(self.seen);
+            if range.is_empty() {
+                continue;
+            }
+            let from = range.start - self.buffer_from;
+            let samples = self
+                .buffer
+                .range(from..from + range.len())
+                .copied()
+                .collect();
+            ready(SpeechChunk {
+                start: range.start,
+                samples,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::chunks::{MAX_CHUNK_FRAMES, plan_chunks, plan_everything};
+    use super::super::frame_scores;
+    use super::*;
+
+    /// The corpus's English clips one after another, with pauses of 0.1 to 5 s between them
+    /// (from a fixed seed), `seconds` long.
+    fn audio(seconds: usize) -> Vec<f32> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips");
+        let mut clips: Vec<Vec<f32>> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| {
+                path.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("en-")
+            })
+            .map(|path| {
+                let mut reader = hound::WavReader::open(path).unwrap();
+                reader
+                    .samples::<i16>()
+                    .map(|s| f32::from(s.unwrap()) / 32768.0)
+                    .collect()
+            })
+            .collect();
+        clips.sort_by_key(Vec::len);
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut samples = Vec::with_capacity(seconds * 16_000);
+        for clip in clips.iter().cycle() {
+            if samples.len() >= seconds * 16_000 {
+                break;
+            }
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let pause = 1_600 + (state % 78_400) as usize;
+            samples.extend(std::iter::repeat_n(0.0, pause));
+            samples.extend(clip);
+        }
+        samples.truncate(seconds * 16_000);
+        samples
+    }
+
+    fn streamed(samples: &[f32], speech_only: bool, piece: usize) -> (Vec<SpeechChunk>, usize) {
+        let mut chunker = Chunker::new(speech_only);
+        let mut chunks = Vec::new();
+        let mut most_held = 0;
+        for part in samples.chunks(piece) {
+            chunker.push(part, &mut |chunk| chunks.push(chunk));
+            most_held = most_held.max(chunker.buffered());
+        }
+        chunker.finish(&mut |chunk| chunks.push(chunk));
+        (chunks, most_held)
+    }
+
+    #[test]
+    fn streaming_in_any_pieces_plans_what_planning_at_once_does() {
+        let samples = audio(150);
+        let scores = frame_scores(&samples);
+        for (speech_only, planned) in [
+            (true, plan_chunks(&scores, samples.len())),
+            (false, plan_everything(&scores, samples.len())),
+        ] {
+            for piece in [1000, 4096, 16_000 * 7 + 3] {
+                let (chunks, _) = streamed(&samples, speech_only, piece);
+                let ranges: Vec<_> = chunks.iter().map(SpeechChunk::range).collect();
+                assert_eq!(
+                    ranges, planned,
+                    "speech only: {speech_only}, pieces of {piece}"
+                );
+                for chunk in &chunks {
+                    assert_eq!(chunk.samples, samples[chunk.range()]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn memory_stays_bounded_whatever_the_length() {
+        let samples = audio(600);
+        for speech_only in [true, false] {
+            let (chunks, most_held) = streamed(&samples, speech_only, 16_000);
+            assert!(chunks.len() > 10);
+            // A chunk (30 s), a long pause (3.2 s), padding and a cut's look-ahead.
+            assert!(
+                most_held < 36 * 16_000,
+                "held {most_held} samples (speech only: {speech_only})"
+            );
+            assert!(
+                chunks
+                    .iter()
+                    .all(|c| c.samples.len() <= MAX_CHUNK_FRAMES * FRAME)
+            );
+        }
+    }
+
+    #[test]
+    fn everything_covers_the_audio_without_gaps() {
+        let samples = audio(95);
+        let (chunks, _) = streamed(&samples, false, 5000);
+        assert_eq!(chunks.first().unwrap().start, 0);
+        assert_eq!(chunks.last().unwrap().range().end, samples.len());
+        for pair in chunks.windows(2) {
+            assert_eq!(pair[0].range().end, pair[1].start);
+        }
+        let (short, _) = streamed(&samples[..16_000 * 20], false, 5000);
+        assert_eq!(short.len(), 1);
+    }
+}
