@@ -156,11 +156,12 @@ fn stage_ms(header: &str, stage: &str) -> Option<f64> {
 fn engine_request(samples: &[f32]) -> EngineRequest<'_> {
     EngineRequest {
         samples,
-        chunks: vec![0..samples.len()],
+        chunks: std::iter::once(0..samples.len()).collect(),
         trimmed_to_speech: false,
         language: LanguageChoice::Auto,
         task: Task::Transcribe,
         initial_prompt: None,
+        cancel: verbatim::cancel::Cancel::new(),
     }
 }
 

@@ -24,6 +24,11 @@ impl Cancel {
         self.0.load(Ordering::Relaxed)
     }
 
+    /// The flag itself, for a C callback that polls it; it lives as long as this token.
+    pub fn flag(&self) -> &AtomicBool {
+        &self.0
+    }
+
     /// A guard that cancels this token when it is dropped, as a request's future is when
     /// its client disconnects (cancelling work that has already finished is harmless).
     pub fn cancel_on_drop(&self) -> CancelOnDrop {

@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::probe::peak_memory_kib;
+use common::probe::{cpu_ticks, peak_memory_kib};
 use common::{SpawnedServer, flac, parse_response, serve_scenario};
 use verbatim::audio::decode::MAX_DURATION_SECS;
 
@@ -36,19 +36,6 @@ fn send_flac_with(port: u16, flac: &[u8], headers: &str) -> TcpStream {
     .unwrap();
     stream.write_all(flac).unwrap();
     stream
-}
-
-/// CPU time the process has used, in clock ticks.
-fn cpu_ticks(pid: i32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
 /// Waits (up to a minute) until the server has used no CPU for half a second: whatever work

@@ -11,6 +11,8 @@ pub mod whisper;
 use std::ops::Range;
 use std::path::PathBuf;
 
+use crate::cancel::Cancel;
+
 pub use models::ModelSpec;
 
 /// How the spoken language is chosen.
@@ -47,6 +49,9 @@ pub struct EngineRequest<'a> {
     pub task: Task,
     /// Request prompt joined with the enabled recognition terms.
     pub initial_prompt: Option<String>,
+    /// Set once nobody waits for the result any more: an engine stops as soon as it can, with
+    /// [`EngineError::Cancelled`].
+    pub cancel: Cancel,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +116,8 @@ pub enum EngineError {
     Failed(String),
     #[error("the {0} engine is not in this build of Verbatim (build with --features {0})")]
     NotInBuild(&'static str),
+    #[error("transcription stopped: nobody waits for it any more")]
+    Cancelled,
 }
 
 /// A transcription engine.
@@ -135,6 +142,13 @@ pub trait Engine: Send + Sync {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), String> {
         models::download(base_url, spec, models, progress).map_err(|e| e.to_string())
+    }
+
+    /// Whether the engine needs each request's whole audio at once (the replay engine, whose
+    /// recordings were made from whole clips); else it is called chunk by chunk as the audio
+    /// streams in.
+    fn hears_whole_clips(&self) -> bool {
+        false
     }
 
     fn offer(&self, model: &str) -> Option<ModelOffer> {

@@ -1,6 +1,7 @@
 //! The replay engine of sim mode: the whisper catalog with model states from the scenario,
 //! transcription replayed from the recorded corpus (verbatim-sim), the scenario's latency
-//! and injected failures, and paced simulated downloads.
+//! (cut short when the request is cancelled) and injected failures, and paced simulated
+//! downloads.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -11,6 +12,7 @@ use verbatim_sim::{ModelState, Simulation};
 use super::models::ModelDir;
 use super::models::catalog::WHISPER_MODELS;
 use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec};
+use crate::cancel::Cancel;
 
 /// Sim mode answers as the whisper engine, so clients see the same ids as in production.
 pub const ENGINE_ID: &str = "whisper";
@@ -36,6 +38,24 @@ impl SimEngine {
             .get(model)
             .copied()
             .unwrap_or(ModelState::Absent)
+    }
+
+    /// Waits `latency` of the simulation's clock, a slice at a time; false as soon as
+    /// `cancel` is set.
+    fn wait(&self, latency: Duration, cancel: &Cancel) -> bool {
+        const SLICE: Duration = Duration::from_millis(20);
+        let clock = &self.sim.clock;
+        let deadline = clock.now() + latency;
+        loop {
+            if cancel.is_cancelled() {
+                return false;
+            }
+            let now = clock.now();
+            if now >= deadline {
+                return true;
+            }
+            clock.sleep_until(deadline.min(now + SLICE));
+        }
     }
 
     fn is_downloaded(&self, spec: &ModelSpec) -> bool {
@@ -83,15 +103,20 @@ impl Engine for SimEngine {
             .engine
             .transcribe(model, request.samples)
             .map_err(|e| EngineError::Failed(e.to_string()))?;
-        self.sim
-            .clock
-            .sleep(Duration::from_secs_f64(replay.processing_time.max(0.0)));
+        let latency = Duration::from_secs_f64(replay.processing_time.max(0.0));
+        if !self.wait(latency, &request.cancel) {
+            return Err(EngineError::Cancelled);
+        }
         Ok(EngineOutput {
             processing_time: Some(replay.processing_time),
             text: replay.text,
             language: replay.language,
             segments: replay.segments.into_iter().map(Into::into).collect(),
         })
+    }
+
+    fn hears_whole_clips(&self) -> bool {
+        true
     }
 
     fn download(

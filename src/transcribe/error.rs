@@ -72,6 +72,8 @@ impl TranscribeError {
             EngineError::Load { .. } | EngineError::Failed(_) | EngineError::NotInBuild(_) => {
                 TranscribeError::internal("transcription failed", err)
             }
+            // Only a request whose client has gone is cancelled: nobody reads this.
+            EngineError::Cancelled => TranscribeError::internal("transcription cancelled", err),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The transcription use case. Every caller (the HTTP routes, dictation, the Recorder, the
 //! corpus recorder) goes through [`Transcriber::run`]: resolve the engine and model, wait for a
-//! download when asked, decode, queue, find the speech, run the engine, post-process, apply the
-//! history policy.
+//! download when asked, queue, then decode, find the speech and run the engine chunk by chunk as
+//! the audio streams in, post-process, apply the history policy.
 
 pub mod corrections;
 mod error;
@@ -22,4 +22,4 @@ pub use resolve::{Resolved, Untranslatable, language_choice};
 #[cfg(test)]
 pub(crate) use run::testing;
 pub use run::{Planned, Transcriber, TranscriberParts};
-pub use speech::chunks_to_transcribe;
+pub use speech::SegmentSink;

@@ -1,19 +1,19 @@
 //! [`Transcriber`]: plans a job (everything that needs no audio, on a blocking thread), then runs
-//! it: download wait, the queue, decoding, voice activity detection and the engine (all inside
-//! the slot, which is held to the end even when the request is gone; a gone request stops the
-//! decode), post-processing and the history policy.
+//! it: download wait, the queue, then decoding, voice activity detection and the engine as one
+//! stream inside the slot (held to the end even when the request is gone; a gone request stops
+//! the decode and the engine), post-processing and the history policy.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::job::round_ms;
 use super::queue::{Queue, Slot};
 use super::resolve::{Engines, Resolved, check, language_choice};
-use super::speech::EngineCall;
+use super::speech::{EngineCall, Listener, SegmentSink};
 use super::{
     Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
-use crate::audio::decode::{DecodeError, decode_opened, open_regular};
+use crate::audio::decode::{DecodeError, decode_into, open_regular};
 use crate::cancel::Cancel;
 use crate::engine::models::Downloads;
 use crate::engine::models::ModelDir;
@@ -171,7 +171,17 @@ impl Planned {
     }
 
     /// Transcribes `audio`, first waiting for the model's download when the plan allowed that.
-    pub async fn run(mut self, audio: Audio) -> Result<Transcript, TranscribeError> {
+    pub async fn run(self, audio: Audio) -> Result<Transcript, TranscribeError> {
+        self.run_streaming(audio, None).await
+    }
+
+    /// [`Planned::run`], handing each chunk's segments to `on_segments` as soon as the engine
+    /// has them (before the transcript is post-processed).
+    pub async fn run_streaming(
+        mut self,
+        audio: Audio,
+        on_segments: Option<SegmentSink>,
+    ) -> Result<Transcript, TranscribeError> {
         if !self.resolved.offer.downloaded {
             self.transcriber.download(&self.resolved).await?;
             let planned = self
@@ -183,50 +193,39 @@ impl Planned {
         let cancel = Cancel::new();
         let _cancel_when_dropped = cancel.cancel_on_drop();
         let queued = Instant::now();
-        let (samples, slot, queue, decode) = match audio {
-            Audio::Samples(samples) if samples.is_empty() => {
-                (samples, None, Duration::ZERO, Duration::ZERO)
-            }
-            Audio::Samples(samples) => {
-                let slot = self.transcriber.queue.acquire().await?;
-                (samples, Some(slot), queued.elapsed(), Duration::ZERO)
-            }
-            file => {
-                let slot = self.transcriber.queue.acquire().await?;
-                let queue = queued.elapsed();
-                let decode_started = Instant::now();
-                let (samples, slot) = decode_in_slot(file, slot, cancel.clone()).await?;
-                (samples, Some(slot), queue, decode_started.elapsed())
-            }
+        let slot = match &audio {
+            Audio::Samples(samples) if samples.is_empty() => None,
+            _ => Some(self.transcriber.queue.acquire().await?),
         };
-        let duration = samples.len() as f64 / SAMPLE_RATE;
-        let (output, vad, engine) = match slot {
-            Some(slot) if !samples.is_empty() => self.call_engine(samples, slot).await?,
-            _ => (EngineOutput::default(), Duration::ZERO, Duration::ZERO),
+        let queue = queued.elapsed();
+        let (output, samples, stages) = match slot {
+            Some(slot) => self.listen(audio, slot, cancel, on_segments).await?,
+            None => (EngineOutput::default(), 0, StageTimes::default()),
         };
         let reported = output.processing_time;
         let post_started = Instant::now();
-        let mut transcript = self.finish(output, duration);
+        let mut transcript = self.finish(output, samples as f64 / SAMPLE_RATE);
         transcript.stages = StageTimes {
-            decode,
             queue,
-            vad,
-            engine,
             post: post_started.elapsed(),
+            ..stages
         };
         transcript.processing_time =
             round_ms(reported.unwrap_or(transcript.stages.busy().as_secs_f64()));
         self.save(transcript).await
     }
 
-    /// Runs voice activity detection and the engine on a blocking thread that keeps `slot`
-    /// until the engine returns, even when the request is gone; gives the output and the time
-    /// each took.
-    async fn call_engine(
+    /// Decodes `audio` and hands it, as it comes, to voice activity detection and the engine,
+    /// on a blocking thread that keeps `slot` to the end (even when the request is gone: then
+    /// `cancel` stops the decode at its next packet and the engine at its next step). Gives
+    /// the output, the samples heard and the time of each stage.
+    async fn listen(
         &self,
-        samples: Vec<f32>,
+        audio: Audio,
         slot: Slot,
-    ) -> Result<(EngineOutput, Duration, Duration), TranscribeError> {
+        cancel: Cancel,
+        on_segments: Option<SegmentSink>,
+    ) -> Result<(EngineOutput, usize, StageTimes), TranscribeError> {
         let call = EngineCall {
             engine: self.resolved.engine.clone(),
             model: self.resolved.offer.spec,
@@ -234,16 +233,43 @@ impl Planned {
             language: language_choice(&self.options),
             task: self.options.task.unwrap_or(Task::Transcribe),
             initial_prompt: self.post.initial_prompt(self.options.prompt.as_deref()),
+            cancel: cancel.clone(),
         };
-        let heard = blocking("the engine stopped", move || {
+        let engine_id = self.resolved.engine.id();
+        blocking("the engine stopped", move || {
             let _slot = slot;
-            Ok(call.run(&samples))
+            let started = Instant::now();
+            let mut listener = Listener::new(call, on_segments);
+            let decoded = match audio {
+                Audio::Samples(samples) => {
+                    listener.hear(&samples);
+                    Ok(())
+                }
+                Audio::File { path, hint } => open_regular(&path)
+                    .map_err(DecodeError::Io)
+                    .and_then(|file| decode_into(file, hint.as_deref(), &cancel, &mut listener))
+                    .map(drop),
+                Audio::Opened { file, hint } => {
+                    decode_into(file, hint.as_deref(), &cancel, &mut listener).map(drop)
+                }
+            };
+            let engine_failed = listener.failed();
+            if let (Err(err), false) = (decoded, engine_failed) {
+                return Err(audio_error(err));
+            }
+            let heard = listener.finish();
+            let output = heard
+                .output
+                .map_err(|e| TranscribeError::from_engine(e, engine_id))?;
+            let stages = StageTimes {
+                decode: started.elapsed().saturating_sub(heard.vad + heard.engine),
+                vad: heard.vad,
+                engine: heard.engine,
+                ..StageTimes::default()
+            };
+            Ok((output, heard.samples, stages))
         })
-        .await?;
-        let output = heard
-            .output
-            .map_err(|e| TranscribeError::from_engine(e, self.resolved.engine.id()))?;
-        Ok((output, heard.vad, heard.engine))
+        .await
     }
 
     /// Post-processes the engine's output into a transcript (the caller fills in the stage
@@ -310,29 +336,6 @@ impl Planned {
     }
 }
 
-/// Decodes a file while holding an engine slot, so no more decodes run at once than engine
-/// calls (each holds up to
-/// [`MAX_DURATION_SECS`](crate::audio::decode::MAX_DURATION_SECS) of samples); the slot goes back when the
-/// decode ends, even when the request is gone, and `cancel` stops the decode at its next
-/// packet once the request's future is dropped.
-async fn decode_in_slot(
-    audio: Audio,
-    slot: Slot,
-    cancel: Cancel,
-) -> Result<(Vec<f32>, Slot), TranscribeError> {
-    blocking("audio decoding stopped", move || {
-        let decoded = match audio {
-            Audio::File { path, hint } => open_regular(&path)
-                .map_err(DecodeError::Io)
-                .and_then(|file| decode_opened(file, hint.as_deref(), &cancel)),
-            Audio::Opened { file, hint } => decode_opened(file, hint.as_deref(), &cancel),
-            Audio::Samples(samples) => return Ok((samples, slot)),
-        };
-        Ok((decoded.map_err(audio_error)?.samples, slot))
-    })
-    .await
-}
-
 /// Runs `work` on a blocking thread; `what` names it if the thread dies.
 async fn blocking<T: Send + 'static>(
     what: &'static str,
@@ -364,6 +367,8 @@ pub(crate) mod testing {
         pub id: &'static str,
         pub models: Vec<&'static str>,
         pub release: Mutex<mpsc::Receiver<()>>,
+        /// Transcriptions that reached the engine.
+        pub entered: Arc<std::sync::atomic::AtomicUsize>,
     }
 
     impl Engine for Gate {
@@ -371,7 +376,75 @@ pub(crate) mod testing {
             self.id
         }
         fn models(&self) -> Vec<ModelOffer> {
-            self.models
+            Gate::offers(&self.models)
+        }
+        fn transcribe(&self, _: &str, _: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            self.entered
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = self.release.lock().unwrap().recv();
+            Ok(EngineOutput::default())
+        }
+    }
+
+    /// An engine that notes each call in `log` ("engine <samples>") and hears one segment
+    /// covering each chunk, named after the call.
+    pub struct Recorder {
+        pub log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Engine for Recorder {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            Gate::offers(&["tiny.en"])
+        }
+        fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            let mut log = self.log.lock().unwrap();
+            log.push(format!("engine {}", r.samples.len()));
+            let text = format!("call{}", log.len());
+            Ok(EngineOutput {
+                text: text.clone(),
+                language: Some("en".into()),
+                segments: vec![crate::engine::Segment {
+                    start: 0.0,
+                    end: r.samples.len() as f64 / 16_000.0,
+                    text,
+                }],
+                processing_time: None,
+            })
+        }
+    }
+
+    /// An engine whose every transcription runs until its request is cancelled, counting the
+    /// calls that started and those that saw the cancel.
+    pub struct Endless {
+        pub started: Arc<std::sync::atomic::AtomicUsize>,
+        pub cancelled: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Engine for Endless {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            Gate::offers(&["tiny.en"])
+        }
+        fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            self.started
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            while !r.cancel.is_cancelled() {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            self.cancelled
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Err(EngineError::Cancelled)
+        }
+    }
+
+    impl Gate {
+        fn offers(models: &[&'static str]) -> Vec<ModelOffer> {
+            models
                 .iter()
                 .map(|id| ModelOffer {
                     spec: whisper_model(id).unwrap(),
@@ -380,10 +453,6 @@ pub(crate) mod testing {
                 })
                 .collect()
         }
-        fn transcribe(&self, _: &str, _: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
-            let _ = self.release.lock().unwrap().recv();
-            Ok(EngineOutput::default())
-        }
     }
 
     /// A gated engine and the sender that lets its transcriptions finish.
@@ -391,13 +460,28 @@ pub(crate) mod testing {
         id: &'static str,
         models: Vec<&'static str>,
     ) -> (Arc<dyn Engine>, mpsc::Sender<()>) {
+        let (engine, tx, _) = counted_gate(id, models);
+        (engine, tx)
+    }
+
+    /// [`gate`], with the count of transcriptions that reached the engine.
+    pub fn counted_gate(
+        id: &'static str,
+        models: Vec<&'static str>,
+    ) -> (
+        Arc<dyn Engine>,
+        mpsc::Sender<()>,
+        Arc<std::sync::atomic::AtomicUsize>,
+    ) {
         let (tx, rx) = mpsc::channel();
+        let entered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let engine = Gate {
             id,
             models,
             release: Mutex::new(rx),
+            entered: entered.clone(),
         };
-        (Arc::new(engine), tx)
+        (Arc::new(engine), tx, entered)
     }
 
     /// A transcriber over `engines` with a fresh store, one slot and a queue of `queue`.
@@ -420,6 +504,8 @@ pub(crate) mod testing {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::testing::{gate, transcriber};
     use super::*;
 
@@ -486,15 +572,16 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn past_the_queue_requests_get_busy_and_a_slot_outlives_its_request() {
-        let (engine, release) = gate("whisper", vec!["tiny"]);
+        let (engine, release, entered) = super::testing::counted_gate("whisper", vec!["tiny"]);
         let (_dir, t) = transcriber(vec![engine], 1);
-        // One runs and its client leaves: the engine still holds the only slot...
+        // One runs and its client leaves: an engine that cannot stop half-way (this one ignores
+        // the cancel) still holds the only slot...
         let first = tokio::spawn({
             let t = t.clone();
             async move { t.run(job("tiny")).await }
         });
-        while t.queue.free_slots() > 0 {
-            tokio::task::yield_now().await;
+        while entered.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
         first.abort();
         let _ = first.await;
@@ -517,6 +604,76 @@ mod tests {
         release.send(()).unwrap();
         release.send(()).unwrap();
         assert!(second.await.unwrap().is_ok());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_chunk_is_transcribed_and_handed_on_before_the_next_is_heard() {
+        use super::testing::Recorder;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = Arc::new(Recorder { log: log.clone() });
+        let (_dir, t) = transcriber(vec![engine], 1);
+        // 70 s without voice activity detection: chunks of at most 30 s covering it all.
+        let mut job = job("tiny.en");
+        job.audio = Audio::Samples(vec![0.01; 16_000 * 70]);
+        let sink_log = log.clone();
+        let heard_segments = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let heard = heard_segments.clone();
+        let on_segments: SegmentSink = Box::new(move |segments| {
+            sink_log.lock().unwrap().push("segments".into());
+            heard.lock().unwrap().extend_from_slice(segments);
+        });
+        let planned = t.plan(job.options, false, Origin::Api).await.ok().unwrap();
+        let transcript = planned
+            .run_streaming(job.audio, Some(on_segments))
+            .await
+            .unwrap();
+        let log = log.lock().unwrap().clone();
+        assert_eq!(log.len(), 6, "{log:?}");
+        for pair in log.chunks(2) {
+            assert!(
+                pair[0].starts_with("engine ") && pair[1] == "segments",
+                "{log:?}"
+            );
+        }
+        assert_eq!(transcript.raw_text, "call1 call3 call5");
+        // The segments are in the audio's timeline: each starts where the one before ended.
+        let segments = heard_segments.lock().unwrap().clone();
+        assert_eq!(segments[0].start, 0.0);
+        for pair in segments.windows(2) {
+            assert!((pair[0].end - pair[1].start).abs() < 1e-9, "{segments:?}");
+        }
+        assert!((segments[2].end - 70.0).abs() < 1e-9);
+        assert_eq!(transcript.duration, 70.0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_request_that_is_dropped_stops_its_engine_and_frees_its_slot() {
+        use super::testing::Endless;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (started, cancelled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let engine = Arc::new(Endless {
+            started: started.clone(),
+            cancelled: cancelled.clone(),
+        });
+        let (_dir, t) = transcriber(vec![engine], 1);
+        let running = tokio::spawn({
+            let t = t.clone();
+            async move { t.run(job("tiny.en")).await }
+        });
+        while started.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        // The client leaves: its future is dropped, the engine sees the cancel and returns.
+        running.abort();
+        let _ = running.await;
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while t.queue.free_slots() == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the slot was not given back");
+        assert_eq!(cancelled.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]

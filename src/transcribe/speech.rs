@@ -1,12 +1,26 @@
-//! The engine stage, on the blocking thread that holds the engine slot: voice activity
-//! detection finds the chunks of speech (switched off, the whole audio is one chunk), and the
-//! engine transcribes them; audio without speech never reaches the engine.
+//! The engine stage, on the blocking thread that holds the engine slot, fed as the audio is
+//! decoded: voice activity detection cuts the audio into chunks of speech (switched off, into
+//! chunks of the whole audio), and each chunk goes to the engine as soon as it is settled, its
+//! segments handed on at once. Only the audio a chunk still needs is kept, so memory does not
+//! grow with the audio's length. Audio without speech never reaches the engine. An engine that
+//! hears whole clips (the replay engine) gets the whole audio and its chunks in one call.
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use crate::audio::vad::{frame_scores, plan_chunks};
-use crate::engine::{Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, ModelSpec};
+use crate::audio::decode::SampleSink;
+use crate::audio::vad::{Chunker, SpeechChunk};
+use crate::cancel::Cancel;
+use crate::engine::{
+    Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, ModelSpec, Segment,
+};
+
+/// Samples per second of the audio the engines take.
+const SAMPLE_RATE: f64 = 16_000.0;
+
+/// Where a transcription's segments go as soon as the engine has them (times in the audio's
+/// timeline).
+pub type SegmentSink = Box<dyn FnMut(&[Segment]) + Send>;
 
 /// What one engine call is made of, besides the audio.
 pub(super) struct EngineCall {
@@ -17,6 +31,7 @@ pub(super) struct EngineCall {
     pub language: LanguageChoice,
     pub task: crate::engine::Task,
     pub initial_prompt: Option<String>,
+    pub cancel: Cancel,
 }
 
 /// What the engine stage heard, and how long its two steps took.
@@ -24,54 +39,197 @@ pub(super) struct Heard {
     pub output: Result<EngineOutput, EngineError>,
     pub vad: Duration,
     pub engine: Duration,
+    /// Samples heard.
+    pub samples: usize,
 }
 
-/// The chunks of `samples` to transcribe: the speech, or everything when `vad` is off.
-pub fn chunks_to_transcribe(samples: &[f32], vad: bool) -> Vec<Range<usize>> {
-    if vad {
-        plan_chunks(&frame_scores(samples), samples.len())
-    } else {
-        vec![0..samples.len()]
+/// The engine stage of one transcription (see the module documentation).
+pub(super) struct Listener {
+    call: EngineCall,
+    chunker: Chunker,
+    /// The whole audio and its chunks, for an engine that hears whole clips.
+    whole: Option<(Vec<f32>, Vec<Range<usize>>)>,
+    on_segments: Option<SegmentSink>,
+    texts: Vec<String>,
+    segments: Vec<Segment>,
+    language: Option<String>,
+    /// The first engine failure; nothing more is transcribed after it.
+    failed: Option<EngineError>,
+    vad: Duration,
+    engine: Duration,
+}
+
+impl Listener {
+    pub fn new(call: EngineCall, on_segments: Option<SegmentSink>) -> Listener {
+        let whole = call.engine.hears_whole_clips().then(Default::default);
+        Listener {
+            chunker: Chunker::new(call.vad),
+            call,
+            whole,
+            on_segments,
+            texts: Vec::new(),
+            segments: Vec::new(),
+            language: None,
+            failed: None,
+            vad: Duration::ZERO,
+            engine: Duration::ZERO,
+        }
     }
-}
 
-impl EngineCall {
-    /// Runs the stage on `samples` (blocking).
-    pub fn run(self, samples: &[f32]) -> Heard {
-        let started = Instant::now();
-        let chunks = chunks_to_transcribe(samples, self.vad);
-        let vad = started.elapsed();
-        if chunks.is_empty() {
-            return Heard {
-                output: Ok(self.nothing_heard()),
-                vad,
-                engine: Duration::ZERO,
-            };
+    /// Takes the next samples and transcribes the chunks they complete; false once the engine
+    /// failed or the request was cancelled (feed it nothing more).
+    pub fn hear(&mut self, samples: &[f32]) -> bool {
+        if self.failed.is_some() {
+            return false;
+        }
+        if let Some((whole, _)) = &mut self.whole {
+            whole.extend_from_slice(samples);
         }
         let started = Instant::now();
-        let output = self.engine.transcribe(
-            self.model.id,
+        let mut ready = Vec::new();
+        self.chunker.push(samples, &mut |chunk| ready.push(chunk));
+        self.vad += started.elapsed();
+        ready.into_iter().all(|chunk| self.transcribe(chunk))
+    }
+
+    /// Whether the engine failed (or the request was cancelled) before the audio ended.
+    pub fn failed(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    /// The end of the audio: transcribes what is left and gives what was heard.
+    pub fn finish(mut self) -> Heard {
+        let samples = self.chunker.seen();
+        if self.failed.is_none() {
+            let started = Instant::now();
+            let mut ready = Vec::new();
+            let chunker = std::mem::replace(&mut self.chunker, Chunker::new(false));
+            chunker.finish(&mut |chunk| ready.push(chunk));
+            self.vad += started.elapsed();
+            for chunk in ready {
+                if !self.transcribe(chunk) {
+                    break;
+                }
+            }
+        }
+        let output = match (self.failed.take(), self.whole.take()) {
+            (Some(failed), _) => Err(failed),
+            (None, Some((whole, chunks))) => self.transcribe_whole(&whole, chunks),
+            (None, None) if self.texts.is_empty() && self.segments.is_empty() => {
+                Ok(self.nothing_heard())
+            }
+            (None, None) => Ok(EngineOutput {
+                text: self.texts.join(" "),
+                language: self.language.take(),
+                segments: std::mem::take(&mut self.segments),
+                processing_time: None,
+            }),
+        };
+        Heard {
+            output,
+            vad: self.vad,
+            engine: self.engine,
+            samples,
+        }
+    }
+
+    /// Transcribes one chunk (or, for an engine that hears whole clips, notes where it is);
+    /// false when the engine failed or the request was cancelled.
+    fn transcribe(&mut self, chunk: SpeechChunk) -> bool {
+        if let Some((_, chunks)) = &mut self.whole {
+            chunks.push(chunk.range());
+            return true;
+        }
+        if self.call.cancel.is_cancelled() {
+            self.failed = Some(EngineError::Cancelled);
+            return false;
+        }
+        let started = Instant::now();
+        let heard = self.call.engine.transcribe(
+            self.call.model.id,
+            &EngineRequest {
+                samples: &chunk.samples,
+                chunks: std::iter::once(0..chunk.samples.len()).collect(),
+                trimmed_to_speech: self.call.vad,
+                language: self.call.language.clone(),
+                task: self.call.task,
+                initial_prompt: self.call.initial_prompt.clone(),
+                cancel: self.call.cancel.clone(),
+            },
+        );
+        self.engine += started.elapsed();
+        let heard = match heard {
+            Ok(heard) => heard,
+            Err(err) => {
+                self.failed = Some(err);
+                return false;
+            }
+        };
+        // The first chunk settles the language of the rest, as it would for the whole audio.
+        if self.language.is_none()
+            && let Some(language) = &heard.language
+        {
+            self.language = Some(language.clone());
+            self.call.language = LanguageChoice::Exact(language.clone());
+        }
+        let offset = chunk.start as f64 / SAMPLE_RATE;
+        let segments: Vec<Segment> = heard
+            .segments
+            .into_iter()
+            .map(|s| Segment {
+                start: s.start + offset,
+                end: s.end + offset,
+                text: s.text,
+            })
+            .collect();
+        if let Some(sink) = &mut self.on_segments
+            && !segments.is_empty()
+        {
+            sink(&segments);
+        }
+        if !heard.text.trim().is_empty() {
+            self.texts.push(heard.text.trim().to_string());
+        }
+        self.segments.extend(segments);
+        true
+    }
+
+    /// One call with the whole audio and its chunks, for an engine that hears whole clips.
+    fn transcribe_whole(
+        &mut self,
+        samples: &[f32],
+        chunks: Vec<Range<usize>>,
+    ) -> Result<EngineOutput, EngineError> {
+        if chunks.is_empty() {
+            return Ok(self.nothing_heard());
+        }
+        let started = Instant::now();
+        let output = self.call.engine.transcribe(
+            self.call.model.id,
             &EngineRequest {
                 samples,
                 chunks,
-                trimmed_to_speech: self.vad,
-                language: self.language,
-                task: self.task,
-                initial_prompt: self.initial_prompt,
+                trimmed_to_speech: self.call.vad,
+                language: self.call.language.clone(),
+                task: self.call.task,
+                initial_prompt: self.call.initial_prompt.clone(),
+                cancel: self.call.cancel.clone(),
             },
         );
-        Heard {
-            output,
-            vad,
-            engine: started.elapsed(),
+        self.engine += started.elapsed();
+        if let (Ok(output), Some(sink)) = (&output, &mut self.on_segments)
+            && !output.segments.is_empty()
+        {
+            sink(&output.segments);
         }
+        output
     }
 
     /// The answer for audio without speech: no text, and the language the engine would have
     /// named without hearing anything (English for English-only models, else the one given).
     fn nothing_heard(&self) -> EngineOutput {
-        let language = match &self.language {
-            _ if !self.model.multilingual() => Some("en".to_string()),
+        let language = match &self.call.language {
+            _ if !self.call.model.multilingual() => Some("en".to_string()),
             LanguageChoice::Exact(code) => Some(code.to_ascii_lowercase()),
             LanguageChoice::Auto | LanguageChoice::Shortlist(_) => None,
         };
@@ -79,5 +237,12 @@ impl EngineCall {
             language,
             ..EngineOutput::default()
         }
+    }
+}
+
+/// The decoder feeds the listener as it goes; a failed engine stops the decode.
+impl SampleSink for Listener {
+    fn take(&mut self, samples: &[f32]) -> bool {
+        self.hear(samples)
     }
 }

@@ -12,6 +12,19 @@ pub fn peak_memory_kib(pid: i32) -> u64 {
         .expect("VmHWM in /proc/<pid>/status")
 }
 
+/// CPU time process `pid` has used, in clock ticks (user and system, from `/proc/<pid>/stat`).
+pub fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
 /// A small xorshift generator.
 pub struct Random(pub u64);
 

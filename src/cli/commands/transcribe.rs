@@ -50,7 +50,7 @@ pub struct TranscribeArgs {
     /// Return the engine's text without dictionary corrections.
     #[arg(long)]
     pub no_corrections: bool,
-    /// Send the whole audio to the engine, without voice activity detection.
+    /// Transcribe everything, not only the speech voice activity detection finds.
     #[arg(long)]
     pub no_vad: bool,
     /// Output format (srt and vtt are rendered from the segments).

@@ -188,7 +188,10 @@ impl Engine for WhisperEngine {
             },
         };
         let result = run::run(&mut state, request, &settings);
-        lock(&loaded.idle).push(state);
+        // A state whose pass was aborted half-way is not reused.
+        if !matches!(result, Err(EngineError::Cancelled)) {
+            lock(&loaded.idle).push(state);
+        }
         if let Ok((_, reruns)) = &result {
             self.reruns.fetch_add(*reruns, Ordering::Relaxed);
         }

@@ -2,7 +2,9 @@
 //! through a window fitted to it (again through the full window when the text looks wrong),
 //! with its segments moved to the request's timeline.
 
+use std::ffi::c_void;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 
@@ -84,6 +86,12 @@ struct Chunk<'a> {
     window: Option<usize>,
 }
 
+/// whisper.cpp's abort callback: whether the request's cancel flag is set.
+unsafe extern "C" fn cancel_requested(flag: *mut c_void) -> bool {
+    // SAFETY: `params` hands in a pointer to the request's AtomicBool, alive during the call.
+    unsafe { (*(flag as *const AtomicBool)).load(Ordering::Relaxed) }
+}
+
 /// The decoding parameters of a chunk.
 fn params<'a>(
     request: &'a EngineRequest<'_>,
@@ -96,6 +104,16 @@ fn params<'a>(
     params.set_language(Some(chunk.language.unwrap_or("auto")));
     if let Some(frames) = chunk.window {
         params.set_audio_ctx(frames as i32);
+    }
+    // whisper.cpp polls the request's cancel flag between the steps of every encoder and
+    // decoder pass. (whisper-rs's set_abort_callback_safe passes its boxed closure under the
+    // wrong type, so the flag goes in as plain data.)
+    // SAFETY: the flag belongs to `request`, which the parameters cannot outlive ('a).
+    unsafe {
+        params.set_abort_callback(Some(cancel_requested));
+        params.set_abort_callback_user_data(
+            request.cancel.flag() as *const AtomicBool as *mut c_void,
+        );
     }
     params.set_translate(request.task == Task::Translate);
     params.set_no_context(true);
@@ -125,8 +143,15 @@ fn transcribe_chunk(
         .initial_prompt
         .as_deref()
         .map(|p| p.replace('\0', ""));
+    if request.cancel.is_cancelled() {
+        return Err(EngineError::Cancelled);
+    }
     let params = params(request, prompt.as_deref(), chunk, threads);
-    state.full(params, chunk.samples).map_err(failed)?;
+    let heard = state.full(params, chunk.samples);
+    if request.cancel.is_cancelled() {
+        return Err(EngineError::Cancelled);
+    }
+    heard.map_err(failed)?;
     let mut segments = Vec::new();
     for segment in state.as_iter() {
         let text = segment.to_str_lossy().map_err(failed)?.trim().to_string();
