@@ -4,7 +4,8 @@
 Both sides of a comparison go through the same normaliser, so "twenty five apples" in a reference
 and "25 apples" in a transcript count as the same words, as they do in the Rust examples and tests.
 The rules (cardinals, years, ordinals, decimals, percentages, one to nine kept as words) are those
-documented on `normalize_numbers`; see that function for the full list.
+documented on `normalize_numbers`; see that function for the full list. Running this file checks
+the port against the cases of the Rust unit tests (`python3 scripts/lib/spoken_numbers.py`).
 """
 
 import unicodedata
@@ -317,3 +318,31 @@ def word_errors(reference, hypothesis):
             row[j] = min(prev + (ref[i - 1] != hyp[j - 1]), row[j] + 1, row[j - 1] + 1)
             prev = cur
     return row[len(hyp)], len(ref)
+
+
+def _check_against_rust_tests(tests_rs):
+    """Runs every `assert_eq!(n("spoken"), "digits")` of the Rust unit tests through this port;
+    prints the cases that differ. Returns how many differ."""
+    import re
+    case = re.compile(r'n\(\s*"((?:[^"\\]|\\.)*)"\s*\),\s*"((?:[^"\\]|\\.)*)"\s*\)', re.S)
+
+    def unescape(s):
+        s = re.sub(r"\\u\{([0-9a-fA-F]+)\}", lambda m: chr(int(m.group(1), 16)), s)
+        return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), s)
+
+    cases = case.findall(tests_rs.read_text(encoding="utf-8"))
+    differ = 0
+    for spoken, digits in cases:
+        got = normalize_numbers(unescape(spoken))
+        if got != unescape(digits):
+            differ += 1
+            print(f"{unescape(spoken)!r}: Rust {unescape(digits)!r}, here {got!r}")
+    print(f"{len(cases) - differ} of {len(cases)} cases of {tests_rs} agree")
+    return differ
+
+
+if __name__ == "__main__":
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    sys.exit(1 if _check_against_rust_tests(root / "src/transcribe/numbers/tests.rs") else 0)
