@@ -220,4 +220,15 @@ fn import_ct2_refuses_malformed_input_and_leaves_nothing() {
         .args(["models", "import-ct2", "/no/such/dir"])
         .assert()
         .code(1);
+    // Another quantization is refused, naming those offered.
+    cli(home.path(), models.path())
+        .args(["models", "import-ct2"])
+        .arg(source.path())
+        .args(["--quantize", "q4_0"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "invalid value 'q4_0' for '--quantize <QUANTIZE>'",
+        ))
+        .stderr(predicate::str::contains("[possible values: q8_0, q5_1]"));
 }

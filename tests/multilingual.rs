@@ -1,15 +1,18 @@
 //! Language detection, language-hint shortlists and translation on the multilingual base model,
-//! the request prompt on tiny.en, and the CT2 importer against the models setup installed.
+//! the request prompt on tiny.en, and the CT2 importer against the models setup installed (its
+//! f16 output byte for byte; its quantized outputs loaded and transcribing).
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use axum::body::Body;
 use axum::http::StatusCode;
 use common::{TestApp, request, send, test_models};
 use serde_json::{Value, json};
+use verbatim::engine::models::ModelDir;
+use verbatim::engine::models::catalog::whisper_model;
 
 fn espeak(dir: &Path, voice: &str, name: &str, text: &str) -> std::path::PathBuf {
     let path = dir.join(format!("{name}.wav"));
@@ -124,34 +127,43 @@ async fn the_prompt_steers_a_name_the_model_otherwise_mishears() {
     );
 }
 
-#[test]
-fn importing_the_ct2_model_reproduces_the_installed_model() {
-    let Some(models) = test_models() else { return };
-    let Some(ct2) = std::env::var_os("VERBATIM_TEST_CT2") else {
+/// The CTranslate2 models scripts/test fetched (`VERBATIM_TEST_CT2`, one folder per model).
+fn test_ct2() -> Option<PathBuf> {
+    let dir = std::env::var_os("VERBATIM_TEST_CT2");
+    if dir.is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "VERBATIM_TEST_CT2 is set by scripts/test"
         );
-        return;
-    };
+    }
+    dir.map(PathBuf::from)
+}
+
+/// `verbatim models import-ct2 SOURCE [--quantize Q]` into the models folder `target`.
+fn import_ct2(home: &Path, target: &Path, source: &Path, quantize: Option<&str>) {
+    let mut cmd = Command::new(common::binary());
+    cmd.env("VERBATIM_HOME", home)
+        .env("VERBATIM_MODELS_DIR", target)
+        .args(["models", "import-ct2"])
+        .arg(source);
+    if let Some(q) = quantize {
+        cmd.args(["--quantize", q]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn importing_the_ct2_model_reproduces_the_installed_model() {
+    let Some(models) = test_models() else { return };
+    let Some(ct2) = test_ct2() else { return };
     let home = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    for (id, quantize) in [("tiny.en", None), ("tiny.en", Some("q8_0"))] {
-        let mut cmd = Command::new(common::binary());
-        cmd.env("VERBATIM_HOME", home.path())
-            .env("VERBATIM_MODELS_DIR", target.path())
-            .args(["models", "import-ct2"])
-            .arg(Path::new(&ct2).join(id));
-        if let Some(q) = quantize {
-            cmd.args(["--quantize", q]);
-        }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    import_ct2(home.path(), target.path(), &ct2.join("tiny.en"), None);
     // The f16 conversion is deterministic: byte for byte the model the tests transcribe with.
     let converted = std::fs::read(target.path().join("ggml-tiny.en.bin")).unwrap();
     let installed = std::fs::read(models.path().join("ggml-tiny.en.bin")).unwrap();
@@ -159,9 +171,46 @@ fn importing_the_ct2_model_reproduces_the_installed_model() {
         converted == installed,
         "conversion differs from the installed model"
     );
-    // The id is derived from the model (size, language, quantization).
-    let q8 = std::fs::metadata(target.path().join("ggml-tiny.en-q8_0.bin"))
+}
+
+/// Quantized imports of tiny.en install under the id their weights give them, have the layout
+/// whisper.cpp's quantizer writes (each is smaller than the f16 file by exactly as many bytes
+/// as whisper.cpp's published files of that type are), and whisper.cpp loads and transcribes
+/// them: a clip all three weights hear right comes out right.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quantized_imports_load_and_transcribe() {
+    let Some(models) = test_models() else { return };
+    let Some(ct2) = test_ct2() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let f16_bytes = std::fs::metadata(models.path().join("ggml-tiny.en.bin"))
         .unwrap()
         .len();
-    assert!(q8 < converted.len() as u64 * 2 / 3, "q8_0 is smaller: {q8}");
+    let published = |id: &str| whisper_model(id).unwrap().pin().unwrap().size;
+    let app = TestApp::real(ModelDir::new(target.path()));
+    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/en-founded.wav");
+    for quantize in ["q8_0", "q5_1"] {
+        import_ct2(
+            home.path(),
+            target.path(),
+            &ct2.join("tiny.en"),
+            Some(quantize),
+        );
+        let id = format!("tiny.en-{quantize}");
+        let bytes = std::fs::metadata(target.path().join(format!("ggml-{id}.bin")))
+            .unwrap()
+            .len();
+        assert_eq!(
+            f16_bytes - bytes,
+            published("tiny.en") - published(&id),
+            "{id}: {bytes} bytes"
+        );
+        app.select(&id);
+        let answer = transcribe(&app, json!({"path": clip, "language": "en"})).await;
+        let text = answer["text"].as_str().unwrap().to_lowercase();
+        // "The company was founded in two thousand and six."
+        for word in ["the company was founded", "2006"] {
+            assert!(text.contains(word), "{id}: {text}");
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Writer for whisper.cpp's ggml model format, and q8_0 block encoding.
+//! Writer for whisper.cpp's ggml model format.
 //!
 //! File layout (little endian, as `whisper_model_load` reads it): magic, 11
 //! i32 hyperparameters, mel filterbank (i32 n_mel, i32 n_fft, f32 data),
@@ -10,13 +10,12 @@ use std::io::{self, Write};
 
 use half::f16;
 
+use super::blocks::{self, BLOCK_VALUES};
+
 pub(super) const GGML_MAGIC: u32 = 0x6767_6d6c;
 /// `GGML_QNT_VERSION` and `GGML_QNT_VERSION_FACTOR` from ggml.h.
 const GGML_QNT_VERSION: i32 = 2;
 const GGML_QNT_VERSION_FACTOR: i32 = 1000;
-/// Values per q8_0 block (`QK8_0`); a block is an f16 scale and 32 i8 values.
-pub(super) const QK8_0: usize = 32;
-const Q8_0_BLOCK_BYTES: usize = 2 + QK8_0;
 
 /// Storage type of one tensor (`ggml_type` ids).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,37 +23,60 @@ pub(super) enum TensorType {
     F32,
     F16,
     Q8_0,
+    Q5_1,
 }
 
 impl TensorType {
+    /// `GGML_TYPE_*` from ggml.h.
     pub fn ggml_id(self) -> i32 {
         match self {
             Self::F32 => 0,
             Self::F16 => 1,
+            Self::Q5_1 => 7,
             Self::Q8_0 => 8,
         }
     }
 
-    /// Bytes used by `n` values (`n` a multiple of the block size for q8_0).
+    /// Block-quantized: rows must be whole blocks of 32 values.
+    pub fn is_quantized(self) -> bool {
+        matches!(self, Self::Q8_0 | Self::Q5_1)
+    }
+
+    /// ggml's name of the type, as quantized model ids carry it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F16 => "f16",
+            Self::Q8_0 => "q8_0",
+            Self::Q5_1 => "q5_1",
+        }
+    }
+
+    /// Bytes used by `n` values (`n` a multiple of the block size when quantized).
     #[cfg(test)]
     pub fn bytes_for(self, n: u64) -> u64 {
+        let blocks = n / BLOCK_VALUES as u64;
         match self {
             Self::F32 => n * 4,
             Self::F16 => n * 2,
-            Self::Q8_0 => n / QK8_0 as u64 * Q8_0_BLOCK_BYTES as u64,
+            Self::Q8_0 => blocks * blocks::Q8_0_BLOCK_BYTES as u64,
+            Self::Q5_1 => blocks * blocks::Q5_1_BLOCK_BYTES as u64,
         }
     }
 }
 
 /// The `ftype` hyperparameter for a given type of the 2-D weights:
 /// `GGML_FTYPE_MOSTLY_F16` (1) as written by whisper.cpp's converter, or
-/// `GGML_FTYPE_MOSTLY_Q8_0` (7) plus the quantization version, as written by
-/// whisper.cpp's quantizer.
+/// `GGML_FTYPE_MOSTLY_Q8_0` (7) / `GGML_FTYPE_MOSTLY_Q5_1` (9) plus
+/// `GGML_QNT_VERSION * GGML_QNT_VERSION_FACTOR`, as written by whisper.cpp's
+/// quantizer (the loader takes the remainder by the factor).
 pub(super) fn ftype_for(weights: TensorType) -> i32 {
+    let quantized = |ftype: i32| ftype + GGML_QNT_VERSION * GGML_QNT_VERSION_FACTOR;
     match weights {
         TensorType::F32 => 0,
         TensorType::F16 => 1,
-        TensorType::Q8_0 => 7 + GGML_QNT_VERSION * GGML_QNT_VERSION_FACTOR,
+        TensorType::Q8_0 => quantized(7),
+        TensorType::Q5_1 => quantized(9),
     }
 }
 
@@ -155,41 +177,36 @@ impl<W: Write> GgmlWriter<W> {
         self.raw(name.as_bytes())
     }
 
-    /// Appends tensor data. For q8_0, `values.len()` must be a multiple of 32
-    /// and start on a row boundary.
+    /// Appends tensor data. When quantized, `values.len()` must be a multiple
+    /// of 32 and start on a row boundary (whisper's rows are whole blocks).
     pub fn tensor_data(&mut self, values: &[f32], ty: TensorType) -> io::Result<()> {
         match ty {
             TensorType::F32 => self.f32_slice(values),
-            TensorType::F16 => {
-                for chunk in values.chunks(1 << 16) {
-                    let mut buf = std::mem::take(&mut self.chunk_buf);
-                    buf.clear();
-                    buf.extend(chunk.iter().flat_map(|&v| f16::from_f32(v).to_le_bytes()));
-                    let r = self.raw(&buf);
-                    self.chunk_buf = buf;
-                    r?;
-                }
-                Ok(())
-            }
-            TensorType::Q8_0 => {
-                for chunk in values.chunks(QK8_0 << 11) {
-                    let mut buf = std::mem::take(&mut self.chunk_buf);
-                    buf.clear();
-                    quantize_q8_0(chunk, &mut buf);
-                    let r = self.raw(&buf);
-                    self.chunk_buf = buf;
-                    r?;
-                }
-                Ok(())
-            }
+            TensorType::F16 => self.encoded(values, 1 << 16, |chunk, buf| {
+                buf.extend(chunk.iter().flat_map(|&v| f16::from_f32(v).to_le_bytes()));
+            }),
+            TensorType::Q8_0 => self.encoded(values, BLOCK_VALUES << 11, blocks::quantize_q8_0),
+            TensorType::Q5_1 => self.encoded(values, BLOCK_VALUES << 11, blocks::quantize_q5_1),
         }
     }
 
     fn f32_slice(&mut self, values: &[f32]) -> io::Result<()> {
-        for chunk in values.chunks(1 << 16) {
+        self.encoded(values, 1 << 16, |chunk, buf| {
+            buf.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
+        })
+    }
+
+    /// Writes `values` in chunks of `chunk_len`, each encoded into a reused buffer.
+    fn encoded(
+        &mut self,
+        values: &[f32],
+        chunk_len: usize,
+        encode: impl Fn(&[f32], &mut Vec<u8>),
+    ) -> io::Result<()> {
+        for chunk in values.chunks(chunk_len) {
             let mut buf = std::mem::take(&mut self.chunk_buf);
             buf.clear();
-            buf.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
+            encode(chunk, &mut buf);
             let r = self.raw(&buf);
             self.chunk_buf = buf;
             r?;
@@ -198,100 +215,18 @@ impl<W: Write> GgmlWriter<W> {
     }
 }
 
-/// q8_0 encoding as ggml's `quantize_row_q8_0_ref`: per block of 32 values,
-/// d = max|x| / 127 stored as f16, q = round(x / d) (half away from zero),
-/// with the reciprocal taken from the f32 d. A trailing partial block is
-/// ignored; callers pass whole blocks.
-pub(super) fn quantize_q8_0(values: &[f32], out: &mut Vec<u8>) {
-    out.reserve(values.len() / QK8_0 * Q8_0_BLOCK_BYTES);
-    for block in values.chunks_exact(QK8_0) {
-        let amax = block.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        let d = amax / 127.0;
-        let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-        out.extend_from_slice(&f16::from_f32(d).to_le_bytes());
-        out.extend(block.iter().map(|&x| (x * id).round() as i8 as u8));
-    }
-}
-
-/// Inverse of [`quantize_q8_0`] (ggml's `dequantize_row_q8_0`).
-#[cfg(test)]
-pub(super) fn dequantize_q8_0(bytes: &[u8]) -> Vec<f32> {
-    let mut out = Vec::with_capacity(bytes.len() / Q8_0_BLOCK_BYTES * QK8_0);
-    for block in bytes.chunks_exact(Q8_0_BLOCK_BYTES) {
-        let d = f16::from_le_bytes([block[0], block[1]]).to_f32();
-        out.extend(block[2..].iter().map(|&q| q as i8 as f32 * d));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn q8_0_block_layout_and_round_trip() {
-        let values: Vec<f32> = (0..64)
-            .map(|i| ((i as f32) * 0.37).sin() * if i < 32 { 1.5 } else { 0.01 })
-            .collect();
-        let mut bytes = Vec::new();
-        quantize_q8_0(&values, &mut bytes);
-        assert_eq!(bytes.len(), 2 * 34);
-        // The element with the largest magnitude maps to +-127.
-        let first = &bytes[..34];
-        assert!(
-            first[2..]
-                .iter()
-                .any(|&q| q as i8 == 127 || q as i8 == -127)
-        );
-        let d = f16::from_le_bytes([first[0], first[1]]).to_f32();
-        let amax = values[..32].iter().fold(0.0f32, |m, v| m.max(v.abs()));
-        assert!((d - amax / 127.0).abs() <= amax / 127.0 * 1e-3);
-        let back = dequantize_q8_0(&bytes);
-        for (block, (a, b)) in values
-            .iter()
-            .zip(&back)
-            .enumerate()
-            .map(|(i, p)| (i / 32, p))
-        {
-            let bmax = values[block * 32..block * 32 + 32]
-                .iter()
-                .fold(0.0f32, |m, v| m.max(v.abs()));
-            assert!(
-                (a - b).abs() <= bmax / 127.0 * 0.5 + bmax * 1e-3,
-                "{a} vs {b}"
-            );
-        }
-    }
-
-    #[test]
-    fn q8_0_exact_cases() {
-        // All zeros: scale 0, quants 0.
-        let mut bytes = Vec::new();
-        quantize_q8_0(&[0.0; 32], &mut bytes);
-        assert_eq!(bytes, vec![0u8; 34]);
-        // 127 * k values round-trip exactly when d = 1.
-        let values: Vec<f32> = (0..32)
-            .map(|i| (i as f32 * 8.0 - 127.0).clamp(-127.0, 127.0))
-            .collect();
-        bytes.clear();
-        quantize_q8_0(&values, &mut bytes);
-        assert_eq!(f16::from_le_bytes([bytes[0], bytes[1]]).to_f32(), 1.0);
-        assert_eq!(dequantize_q8_0(&bytes), values);
-        // Halves round away from zero, as C's roundf.
-        let mut v = [0.0f32; 32];
-        v[0] = 127.0;
-        v[1] = 2.5;
-        v[2] = -2.5;
-        bytes.clear();
-        quantize_q8_0(&v, &mut bytes);
-        assert_eq!((bytes[3] as i8, bytes[4] as i8), (3, -3));
-    }
-
-    #[test]
     fn ftypes() {
         assert_eq!(ftype_for(TensorType::F16), 1);
         assert_eq!(ftype_for(TensorType::Q8_0), 2007);
+        assert_eq!(ftype_for(TensorType::Q5_1), 2009);
         assert_eq!(TensorType::Q8_0.bytes_for(64), 68);
+        assert_eq!(TensorType::Q5_1.bytes_for(64), 48);
+        assert_eq!(TensorType::Q5_1.ggml_id(), 7);
     }
 
     #[test]

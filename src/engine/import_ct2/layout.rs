@@ -6,6 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use super::Ct2Error;
+use super::blocks::BLOCK_VALUES;
 use super::ggml::{self, HParams, TensorType};
 use super::reader::Ct2Model;
 
@@ -146,9 +147,10 @@ pub(super) fn derive_hparams(
         &["n_text_head", "decoder_attention_heads", "num_heads"],
     )?;
 
-    if weights == TensorType::Q8_0 && n_state % ggml::QK8_0 as u64 != 0 {
+    if weights.is_quantized() && n_state % BLOCK_VALUES as u64 != 0 {
         return Err(unsupported(format!(
-            "q8_0 needs rows that are multiples of 32, but the width is {n_state}"
+            "{} needs rows that are multiples of {BLOCK_VALUES}, but the width is {n_state}",
+            weights.name()
         )));
     }
     let int = |v: u64, what: &str| {

@@ -30,6 +30,7 @@
 //! it adds the same amount to every score of a query). `decoder/projection`
 //! is tied to the token embedding and is not written.
 
+mod blocks;
 mod dtype;
 mod error;
 mod ggml;
@@ -60,6 +61,23 @@ pub enum Quantization {
     F16,
     /// 8-bit blocks (ggml q8_0), as whisper.cpp's quantizer writes.
     Q8_0,
+    /// 5-bit blocks with a minimum (ggml q5_1), as whisper.cpp's quantizer writes.
+    Q5_1,
+}
+
+impl Quantization {
+    /// The weights' type: `f16`, `q8_0` or `q5_1`, as quantized model ids end.
+    pub fn name(self) -> &'static str {
+        self.weights().name()
+    }
+
+    fn weights(self) -> TensorType {
+        match self {
+            Quantization::F16 => TensorType::F16,
+            Quantization::Q8_0 => TensorType::Q8_0,
+            Quantization::Q5_1 => TensorType::Q5_1,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -104,10 +122,7 @@ pub fn import_ct2(
             spec: model.spec_name.clone(),
         });
     }
-    let weights = match opts.quantization {
-        Quantization::F16 => TensorType::F16,
-        Quantization::Q8_0 => TensorType::Q8_0,
-    };
+    let weights = opts.quantization.weights();
     let (hparams, size_name) = derive_hparams(&mut model, &model_path, &config, weights)?;
 
     let vocab = Vocabulary::load(src_dir)?;
@@ -142,7 +157,7 @@ pub fn import_ct2(
         let ty = item.kind.storage(weights);
         let dims: Vec<i32> = item.out_dims.iter().map(|&d| d as i32).collect();
         w.tensor_header(&item.name, &dims, ty).map_err(write_err)?;
-        // Whole rows at a time (q8_0 blocks never straddle rows), about
+        // Whole rows at a time (quantized blocks never straddle rows), about
         // CHUNK_ELEMENTS values per read, so memory stays small for any model.
         let row_len = (item.elements() / item.row_count.max(1)).max(1);
         let step = (CHUNK_ELEMENTS / row_len).max(1);

@@ -16,7 +16,7 @@ pub(super) enum Kind {
     ConvKernel,
     ConvBias,
     PositionalEmbedding,
-    /// 2-D weight matrices: f16 or q8_0.
+    /// 2-D weight matrices: f16, q8_0 or q5_1.
     Matrix,
 }
 

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use half::f16;
 
+use super::blocks;
 use super::ggml::HParams;
 use super::vocab::N_ORDINARY_EN;
 use super::*;
@@ -477,6 +478,7 @@ fn parse_ggml(bytes: &[u8]) -> Ggml {
         let size = match ty {
             0 => n * 4,
             1 => n * 2,
+            7 => n / 32 * 24,
             8 => n / 32 * 34,
             _ => panic!("unexpected type {ty}"),
         };
@@ -507,7 +509,8 @@ fn as_f32(ty: i32, data: &[u8]) -> Vec<f32> {
             .chunks(2)
             .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32())
             .collect(),
-        8 => ggml::dequantize_q8_0(data),
+        7 => blocks::dequantize_q5_1(data),
+        8 => blocks::dequantize_q8_0(data),
         _ => unreachable!(),
     }
 }
@@ -709,6 +712,63 @@ fn converts_synthetic_model_to_f16() {
     );
 }
 
+/// Converts `src` with `quantization` and checks what whisper.cpp's quantizer would have
+/// written: the quantized `ftype`, every 2-D weight matrix (and only those) of ggml type
+/// `ggml_type`, each block within `bound(block)` of the source and byte for byte `encode`'s.
+fn check_quantized_conversion(
+    src: &TestDir,
+    quantization: Quantization,
+    (ggml_type, ftype): (i32, i32),
+    encode: fn(&[f32], &mut Vec<u8>),
+    bound: fn(&[f32]) -> f32,
+) -> Ggml {
+    let out = TestDir::new();
+    let dest = out.path().join("quantized.bin");
+    let opts = ImportOptions { quantization };
+    let report = import_ct2(src.path(), &dest, &opts, &mut |_, _| {}).unwrap();
+    assert_eq!(report.size_name, "tiny");
+    assert_eq!(report.bytes_written, fs::metadata(&dest).unwrap().len());
+    let g = parse_ggml(&fs::read(&dest).unwrap());
+    assert_eq!(g.hparams[10], ftype);
+    let v = &synthetic().values;
+    let t = |name: &str| &g.tensors[name];
+    // Every 2-D weight matrix is quantized; everything else keeps its f16/f32 type.
+    for (name, (ty, ne, _)) in &g.tensors {
+        let expected = if name.ends_with("conv1.weight") || name.ends_with("conv2.weight") {
+            1
+        } else if ne.len() == 2 && !name.contains("conv") && !name.contains("positional") {
+            ggml_type
+        } else {
+            0
+        };
+        assert_eq!(*ty, expected, "{name} {ne:?}");
+    }
+    let close = |got: Vec<f32>, want: &[f32]| {
+        assert_eq!(got.len(), want.len());
+        for (b, (g, w)) in got.chunks(32).zip(want.chunks(32)).enumerate() {
+            let limit = bound(w);
+            for (a, c) in g.iter().zip(w) {
+                assert!((a - c).abs() <= limit, "block {b}: {a} vs {c}");
+            }
+        }
+    };
+    let emb = t("decoder.token_embedding.weight");
+    close(as_f32(emb.0, &emb.2), &v["decoder/embeddings/weight"]);
+    let key_rows = rows(
+        &v["encoder/layer_0/self_attention/linear_0/weight"],
+        S,
+        S,
+        S,
+    );
+    let k = t("encoder.blocks.0.attn.key.weight");
+    close(as_f32(k.0, &k.2), &key_rows);
+    // The block bytes are exactly what the encoder produces from the f32 values.
+    let mut expect = Vec::new();
+    encode(&key_rows, &mut expect);
+    assert_eq!(k.2, expect);
+    g
+}
+
 #[test]
 fn converts_synthetic_model_to_q8_0_with_vocabulary_json() {
     let src = model_dir();
@@ -718,66 +778,35 @@ fn converts_synthetic_model_to_q8_0_with_vocabulary_json() {
         serde_json::to_string(&synthetic_vocab()).unwrap(),
     )
     .unwrap();
-    let out = TestDir::new();
-    let dest = out.path().join("q8.bin");
-    let opts = ImportOptions {
-        quantization: Quantization::Q8_0,
-    };
-    let report = import_ct2(src.path(), &dest, &opts, &mut |_, _| {}).unwrap();
-    assert_eq!(report.size_name, "tiny");
-    let g = parse_ggml(&fs::read(&dest).unwrap());
-    assert_eq!(g.hparams[10], 2007);
+    let g = check_quantized_conversion(
+        &src,
+        Quantization::Q8_0,
+        (8, 2007),
+        blocks::quantize_q8_0,
+        |block| {
+            let amax = block.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+            amax / 127.0 * 0.5 + amax * 2e-3
+        },
+    );
     assert_eq!(g.vocab[0], b" the");
-    let v = &synthetic().values;
-    let t = |name: &str| &g.tensors[name];
-    // Every 2-D weight matrix is q8_0; everything else keeps its f16/f32 type.
-    for (name, (ty, ne, _)) in &g.tensors {
-        let expected = if name.ends_with("conv1.weight") || name.ends_with("conv2.weight") {
-            1
-        } else if ne.len() == 2 && !name.contains("conv") && !name.contains("positional") {
-            8
-        } else {
-            0
-        };
-        assert_eq!(*ty, expected, "{name} {ne:?}");
-    }
-    let close = |got: Vec<f32>, want: &[f32], row: usize| {
-        assert_eq!(got.len(), want.len());
-        for (b, (g, w)) in got.chunks(32).zip(want.chunks(32)).enumerate() {
-            let amax = w.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-            for (a, c) in g.iter().zip(w) {
-                assert!(
-                    (a - c).abs() <= amax / 127.0 * 0.5 + amax * 2e-3,
-                    "block {b} (row len {row}): {a} vs {c}"
-                );
-            }
-        }
-    };
-    let emb = t("decoder.token_embedding.weight");
-    close(as_f32(emb.0, &emb.2), &v["decoder/embeddings/weight"], S);
-    let k = t("encoder.blocks.0.attn.key.weight");
-    close(
-        as_f32(k.0, &k.2),
-        &rows(
-            &v["encoder/layer_0/self_attention/linear_0/weight"],
-            S,
-            S,
-            S,
-        ),
-        S,
+}
+
+#[test]
+fn converts_synthetic_model_to_q5_1() {
+    let src = model_dir();
+    check_quantized_conversion(
+        &src,
+        Quantization::Q5_1,
+        (7, 2009),
+        blocks::quantize_q5_1,
+        |block| {
+            let min = block.iter().fold(f32::MAX, |m, &x| m.min(x));
+            let max = block.iter().fold(f32::MIN, |m, &x| m.max(x));
+            let step = (max - min) / 31.0;
+            // Half a step, plus the f16 rounding of the step (up to 31 of them) and minimum.
+            step * 0.5 + (31.0 * step + min.abs()) / 2048.0 + (max - min) * 1e-6
+        },
     );
-    // The block bytes are exactly what the q8_0 encoder produces from the f32 values.
-    let mut expect = Vec::new();
-    ggml::quantize_q8_0(
-        &rows(
-            &v["encoder/layer_0/self_attention/linear_0/weight"],
-            S,
-            S,
-            S,
-        ),
-        &mut expect,
-    );
-    assert_eq!(k.2, expect);
 }
 
 #[test]
