@@ -24,41 +24,19 @@ use std::path::Path;
 use std::time::Instant;
 
 use verbatim::audio::vad;
+use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::models::catalog::whisper_model;
 use verbatim::engine::whisper::WhisperEngine;
 use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
 use verbatim::transcribe::numbers::normalize_numbers;
 
-fn words(text: &str) -> Vec<String> {
-    normalize_numbers(text)
-        .split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric())
-                .flat_map(char::to_lowercase)
-                .collect::<String>()
-        })
-        .filter(|w| !w.is_empty())
-        .collect()
-}
-
-/// Word edit distance between `reference` and `hypothesis`, and the reference's word count.
+/// Word errors of `hypothesis` against `reference`, numbers normalised on both sides.
 fn word_errors(reference: &str, hypothesis: &str) -> (usize, usize) {
-    let (r, h) = (words(reference), words(hypothesis));
-    let mut row: Vec<usize> = (0..=h.len()).collect();
-    for i in 1..=r.len() {
-        let mut diagonal = row[0];
-        row[0] = i;
-        for j in 1..=h.len() {
-            let above = row[j];
-            row[j] = (diagonal + usize::from(r[i - 1] != h[j - 1]))
-                .min(above + 1)
-                .min(row[j - 1] + 1);
-            diagonal = above;
-        }
-    }
-    (row[h.len()], r.len())
+    verbatim_sim::word_errors(
+        &normalize_numbers(reference),
+        &normalize_numbers(hypothesis),
+    )
 }
 
 fn setting<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -147,6 +125,7 @@ fn main() {
                 language: LanguageChoice::Exact(clip.entry.language.clone()),
                 task: Task::Transcribe,
                 initial_prompt: None,
+                cancel: Cancel::new(),
             }
         })
         .collect();
