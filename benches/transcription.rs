@@ -1,5 +1,7 @@
 //! Engine time per clip (2 s, 5 s, 20 s of speech) against the full HTTP path for the same
-//! clips (local-file route on a server over 127.0.0.1), to measure what the server adds.
+//! clips (local-file route on a server over 127.0.0.1), to measure what the server adds. Both
+//! take the path the server takes: voice activity detection, then each chunk of speech through
+//! an encoder window fitted to it.
 //!
 //! Criterion times each separately; whisper's run-to-run spread on a small machine is larger
 //! than the server's share, so a paired measurement follows: every HTTP request's wall time
@@ -153,11 +155,14 @@ fn stage_ms(header: &str, stage: &str) -> Option<f64> {
     })
 }
 
+/// The engine call the server makes for `samples`: the chunks of speech voice activity
+/// detection finds, each through an encoder window fitted to it.
 fn engine_request(samples: &[f32]) -> EngineRequest<'_> {
+    let scores = verbatim::audio::vad::frame_scores(samples);
     EngineRequest {
         samples,
-        chunks: std::iter::once(0..samples.len()).collect(),
-        trimmed_to_speech: false,
+        chunks: verbatim::audio::vad::plan_chunks(&scores, samples.len()),
+        trimmed_to_speech: true,
         language: LanguageChoice::Auto,
         task: Task::Transcribe,
         initial_prompt: None,

@@ -4,7 +4,7 @@
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example window_floor -- [--model tiny.en] [--rounds 3] \
-//!     [--longest 8] [--show] WINDOW...
+//!     [--longest 8] [--names] [--show] WINDOW...
 //! ```
 //!
 //! Each WINDOW is `whole` (no voice activity detection, Whisper's full 30 s window: the
@@ -13,6 +13,8 @@
 //! frames a second). Clips: the English ones no longer than `--longest` seconds. Prints, per
 //! window: median seconds per clip, seconds per round, WER against the reference texts (numbers
 //! normalised on both sides), and how many chunks the guard sent back to the full window.
+//! `--names` gives each clip the names in its reference text (capitalised words after the
+//! first) as the initial prompt, as dictionary terms would be.
 
 use std::time::Instant;
 
@@ -38,6 +40,7 @@ struct Options {
     model: String,
     rounds: usize,
     longest: f64,
+    names: bool,
     show: bool,
     windows: Vec<String>,
 }
@@ -47,6 +50,7 @@ fn options() -> Options {
         model: "tiny.en".into(),
         rounds: 3,
         longest: 8.0,
+        names: false,
         show: false,
         windows: Vec::new(),
     };
@@ -58,6 +62,7 @@ fn options() -> Options {
             "--rounds" => options.rounds = value().parse().expect("--rounds N"),
             "--longest" => options.longest = value().parse().expect("--longest SECONDS"),
             "--show" => options.show = true,
+            "--names" => options.names = true,
             _ => options.windows.push(arg),
         }
     }
@@ -85,8 +90,21 @@ fn contender(name: &str, models: &ModelDir) -> Contender {
     }
 }
 
-/// Transcribes `clip` as `contender` does, timed.
-fn hear(contender: &Contender, model: &str, clip: &Clip) -> (String, f64) {
+/// The names in a clip's reference text: its capitalised words after the first.
+fn names(clip: &Clip) -> Option<String> {
+    let names: Vec<&str> = clip
+        .entry
+        .text
+        .split_whitespace()
+        .skip(1)
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .collect();
+    (!names.is_empty()).then(|| names.join("\n"))
+}
+
+/// Transcribes `clip` as `contender` does (with its names as the prompt when `names`), timed.
+fn hear(contender: &Contender, model: &str, clip: &Clip, names: bool) -> (String, f64) {
     let samples = &clip.samples;
     let chunks = if contender.vad {
         vad::plan_chunks(&vad::frame_scores(samples), samples.len())
@@ -99,7 +117,7 @@ fn hear(contender: &Contender, model: &str, clip: &Clip) -> (String, f64) {
         trimmed_to_speech: contender.vad,
         language: LanguageChoice::Exact(clip.entry.language.clone()),
         task: Task::Transcribe,
-        initial_prompt: None,
+        initial_prompt: if names { self::names(clip) } else { None },
         cancel: Cancel::new(),
     };
     let started = Instant::now();
@@ -127,14 +145,14 @@ fn main() {
         .map(|name| contender(name, &models))
         .collect();
     for contender in &contenders {
-        hear(contender, &options.model, clips[0]); // loads the model
+        hear(contender, &options.model, clips[0], false); // loads the model
     }
     let reruns_before: Vec<u64> = contenders.iter().map(|c| c.engine.reruns()).collect();
     for round in 0..options.rounds {
         for clip in &clips {
             for k in 0..contenders.len() {
                 let i = (k + round) % contenders.len();
-                let (text, seconds) = hear(&contenders[i], &options.model, clip);
+                let (text, seconds) = hear(&contenders[i], &options.model, clip, options.names);
                 let contender = &mut contenders[i];
                 contender.seconds.push(seconds);
                 if round == 0 {
