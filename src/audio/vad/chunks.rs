@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use super::{FRAME, MIN_VOICED_FRAMES, RegionTracker, SAMPLE_RATE};
+use super::{Closed, FRAME, MIN_VOICED_FRAMES, RegionTracker, SAMPLE_RATE};
 
 /// The longest chunk: Whisper's 30 s window.
 pub const MAX_CHUNK_SAMPLES: usize = 30 * SAMPLE_RATE;
@@ -22,6 +22,12 @@ pub const PADDING_FRAMES: usize = 25;
 /// A pause at least this long (3.2 s) between regions ends a chunk: transcribing it would cost
 /// encoder time for nothing.
 const LONG_PAUSE_FRAMES: usize = 200;
+/// A region with voiced but no confident frames (a word said softly, or noise) counts as speech
+/// when speech comes at most this long (1 s) before or after it: "Bonjour" in a French voice
+/// scores 0.6–0.88 throughout, as steady brown noise does, and is followed by confident speech.
+const NEXT_TO_SPEECH_FRAMES: usize = 62;
+/// Such a region is a word or two at most (2 s); a longer one is noise.
+const MAX_SOFT_WORD_FRAMES: usize = 125;
 /// The stretch (160 ms) whose mean score places a cut in a region longer than a chunk.
 const CUT_WINDOW_FRAMES: usize = 10;
 /// A region longer than a chunk is cut at its quietest frame no earlier than this (20 s) into
@@ -75,6 +81,11 @@ pub struct ChunkPlanner {
     regions: RegionTracker,
     /// The open region is speech and already part of `pending`, which grows with it.
     open_in_pending: bool,
+    /// The last region with voiced but no confident frames, while speech may still come
+    /// close enough after it to make it speech.
+    maybe: Option<Range<usize>>,
+    /// Where the last region of speech ended.
+    last_speech_end: Option<usize>,
     /// The chunk being built, in frames; its end may lie past the frames scored (padding).
     pending: Option<Range<usize>>,
     /// The scores from frame `scores_from` on: where a long chunk is cut.
@@ -99,6 +110,8 @@ impl ChunkPlanner {
             frames: 0,
             regions: RegionTracker::default(),
             open_in_pending: false,
+            maybe: None,
+            last_speech_end: None,
             pending: (keep == Keep::Everything).then_some(0..0),
             scores: VecDeque::new(),
             scores_from: 0,
@@ -118,10 +131,11 @@ impl ChunkPlanner {
                 }
             }
             Keep::Speech { padding } => {
-                if let Some(region) = self.regions.push(frame, score) {
-                    self.add_region(region, padding, chunks);
+                if let Some(closed) = self.regions.push(frame, score) {
+                    self.add_closed(closed, padding, chunks);
                     self.open_in_pending = false;
                 }
+                self.forget_maybe();
                 self.hold_long_region(padding, chunks);
                 self.settle(padding, chunks);
             }
@@ -133,9 +147,9 @@ impl ChunkPlanner {
     /// The end of the audio: appends the remaining chunks.
     pub fn finish(mut self, chunks: &mut Vec<Range<usize>>) {
         if let Keep::Speech { padding } = self.keep
-            && let Some(region) = std::mem::take(&mut self.regions).finish()
+            && let Some(closed) = std::mem::take(&mut self.regions).finish()
         {
-            self.add_region(region, padding, chunks);
+            self.add_closed(closed, padding, chunks);
         }
         if let Some(pending) = &mut self.pending {
             pending.end = pending.end.min(self.frames);
@@ -162,7 +176,52 @@ impl ChunkPlanner {
         {
             from = from.min(open.start.saturating_sub(padding));
         }
+        if let Some(maybe) = &self.maybe {
+            from = from.min(maybe.start.saturating_sub(padding));
+        }
         from
+    }
+
+    /// A region that has ended: speech, or a region without confident frames that counts as
+    /// speech next to speech (held for a while in case speech follows).
+    fn add_closed(&mut self, closed: Closed, padding: usize, chunks: &mut Vec<Range<usize>>) {
+        if closed.speech {
+            self.add_speech(closed.frames, padding, chunks);
+        } else if closed.frames.len() > MAX_SOFT_WORD_FRAMES {
+        } else if self
+            .last_speech_end
+            .is_some_and(|end| closed.frames.start <= end + NEXT_TO_SPEECH_FRAMES)
+        {
+            self.add_region(closed.frames, padding, chunks);
+        } else {
+            self.maybe = Some(closed.frames);
+        }
+    }
+
+    /// Adds a region of speech, and the region without confident frames just before it.
+    fn add_speech(&mut self, region: Range<usize>, padding: usize, chunks: &mut Vec<Range<usize>>) {
+        if let Some(maybe) = self.maybe.take()
+            && maybe.end + NEXT_TO_SPEECH_FRAMES >= region.start
+        {
+            self.add_region(maybe, padding, chunks);
+        }
+        self.last_speech_end = Some(region.end);
+        self.add_region(region, padding, chunks);
+    }
+
+    /// Forgets the held region without confident frames once no speech can come close enough
+    /// after it.
+    fn forget_maybe(&mut self) {
+        let Some(maybe) = &self.maybe else {
+            return;
+        };
+        let next_start = self
+            .regions
+            .open()
+            .map_or(self.frames, |(open, _)| open.start);
+        if next_start > maybe.end + NEXT_TO_SPEECH_FRAMES {
+            self.maybe = None;
+        }
     }
 
     /// Adds a region of speech: into the pending chunk when their padding meets, or when the
@@ -195,12 +254,20 @@ impl ChunkPlanner {
         let Some((open, speech)) = self.regions.open() else {
             return;
         };
+        // A soft word just before speech joins as soon as the speech has proved itself.
+        if speech
+            && let Some(maybe) = self
+                .maybe
+                .take_if(|maybe| maybe.end + NEXT_TO_SPEECH_FRAMES >= open.start)
+        {
+            self.add_region(maybe, padding, chunks);
+        }
         let meets = self
             .pending
             .as_ref()
             .is_some_and(|pending| open.start.saturating_sub(padding) <= pending.end);
         if speech && (meets || open.len() > MAX_CHUNK_FRAMES || self.open_in_pending) {
-            self.add_region(open, padding, chunks);
+            self.add_speech(open, padding, chunks);
             self.open_in_pending = true;
         } else if !speech && open.len() > MAX_CHUNK_FRAMES {
             self.regions
@@ -215,7 +282,10 @@ impl ChunkPlanner {
         let Some(pending) = &self.pending else {
             return;
         };
-        let open = self.regions.open().map(|(open, _)| open);
+        let open = self
+            .maybe
+            .clone()
+            .or_else(|| self.regions.open().map(|(open, _)| open));
         let earliest = open.as_ref().map_or(self.frames, |open| open.start);
         let earliest_end = open.map_or(self.frames + MIN_VOICED_FRAMES, |open| open.end);
         let earliest_padded = earliest.saturating_sub(padding);
@@ -372,6 +442,29 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_soft_word_next_to_speech_is_kept_and_soft_noise_alone_is_not() {
+        // "Bonjour" never scores as confidently as speech, but speech follows within a second.
+        let mut s = vec![0.0; 20];
+        s.extend([0.8; 40]);
+        s.extend([0.1; 20]);
+        s.extend([0.95; 100]);
+        s.extend([0.0; 300]);
+        let chunks = in_frames(plan_chunks(&s, s.len() * FRAME));
+        assert_eq!(chunks, vec![0..180 + PADDING_FRAMES]);
+        // The same word alone, or a long stretch of such scores next to speech, is not speech.
+        let mut alone = vec![0.0; 20];
+        alone.extend([0.8; 40]);
+        alone.extend([0.0; 300]);
+        assert!(plan_chunks(&alone, alone.len() * FRAME).is_empty());
+        let mut noise = vec![0.8; 400];
+        noise.extend([0.1; 20]);
+        noise.extend([0.95; 100]);
+        noise.extend([0.0; 300]);
+        let chunks = in_frames(plan_chunks(&noise, noise.len() * FRAME));
+        assert_eq!(chunks, vec![420 - PADDING_FRAMES..520 + PADDING_FRAMES]);
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
@@ -402,7 +495,8 @@ mod tests {
             }
             planner.finish(&mut chunks);
             proptest::prop_assert!(
-                most_held <= MAX_CHUNK_FRAMES + LONG_PAUSE_FRAMES + 2 * PADDING_FRAMES + MIN_VOICED_FRAMES,
+                // A chunk, and what may still join it: a long pause, padding, a word next to it.
+                most_held <= MAX_CHUNK_FRAMES + LONG_PAUSE_FRAMES + 2 * PADDING_FRAMES + NEXT_TO_SPEECH_FRAMES + MAX_SOFT_WORD_FRAMES + MIN_VOICED_FRAMES,
                 "held {} frames", most_held
             );
             for chunk in &chunks {

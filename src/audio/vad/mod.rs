@@ -105,13 +105,26 @@ impl Scorer {
 /// none overlapping; empty when nobody speaks.
 pub fn speech_frames(scores: &[f32]) -> Vec<Range<usize>> {
     let mut tracker = RegionTracker::default();
-    let mut regions: Vec<Range<usize>> = scores
+    let mut regions: Vec<Closed> = scores
         .iter()
         .enumerate()
         .filter_map(|(i, &score)| tracker.push(i, score))
         .collect();
     regions.extend(tracker.finish());
     regions
+        .into_iter()
+        .filter(|region| region.speech)
+        .map(|region| region.frames)
+        .collect()
+}
+
+/// A region that has ended, with enough voiced frames to be a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    pub frames: Range<usize>,
+    /// It had confident frames too: speech on its own. Without them it may be a word said
+    /// softly, or noise; it counts as speech only next to speech (see `chunks`).
+    pub speech: bool,
 }
 
 /// Follows frame scores one at a time and names each stretch of speech once it has ended.
@@ -121,9 +134,9 @@ pub struct RegionTracker {
 }
 
 impl RegionTracker {
-    /// Takes the score of frame `i` (frames come in order); gives the region of speech that
-    /// ended before it, if one did.
-    pub fn push(&mut self, i: usize, score: f32) -> Option<Range<usize>> {
+    /// Takes the score of frame `i` (frames come in order); gives the region that ended before
+    /// it, if one with enough voiced frames did.
+    pub fn push(&mut self, i: usize, score: f32) -> Option<Closed> {
         match &mut self.open {
             None if score >= ENTER => {
                 self.open = Some(Region::new(i, score));
@@ -136,16 +149,16 @@ impl RegionTracker {
             }
             Some(region) if i - region.last < END_AFTER_FRAMES => None,
             Some(region) => {
-                let speech = region.speech();
+                let closed = region.closed();
                 self.open = None;
-                speech
+                closed
             }
         }
     }
 
-    /// The region still open at the end of the audio, if it is speech.
-    pub fn finish(self) -> Option<Range<usize>> {
-        self.open.and_then(|region| region.speech())
+    /// The region still open at the end of the audio, if it has enough voiced frames.
+    pub fn finish(self) -> Option<Closed> {
+        self.open.and_then(|region| region.closed())
     }
 
     /// The region being read: its frames so far (to its last frame at or over the stay
@@ -195,8 +208,17 @@ impl Region {
 
     /// Its frames, when they are speech.
     fn speech(&self) -> Option<Range<usize>> {
-        (self.voiced >= MIN_VOICED_FRAMES && self.confident >= MIN_CONFIDENT_FRAMES)
-            .then_some(self.start..self.last + 1)
+        self.closed()
+            .filter(|closed| closed.speech)
+            .map(|closed| closed.frames)
+    }
+
+    /// Its frames, when it has enough voiced ones to be a word.
+    fn closed(&self) -> Option<Closed> {
+        (self.voiced >= MIN_VOICED_FRAMES).then(|| Closed {
+            frames: self.start..self.last + 1,
+            speech: self.confident >= MIN_CONFIDENT_FRAMES,
+        })
     }
 }
 

@@ -195,9 +195,10 @@ mod tests {
         for speech_only in [true, false] {
             let (chunks, most_held) = streamed(&samples, speech_only, 16_000);
             assert!(chunks.len() > 10);
-            // A chunk (30 s), a long pause (3.2 s), padding and a cut's look-ahead.
+            // A chunk (30 s), and what may still join it: a long pause (3.2 s), padding, a
+            // word next to it.
             assert!(
-                most_held < 36 * 16_000,
+                most_held < 38 * 16_000,
                 "held {most_held} samples (speech only: {speech_only})"
             );
             assert!(
