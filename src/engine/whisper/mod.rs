@@ -10,7 +10,7 @@ use whisper_rs::{WhisperContext, WhisperContextParameters, WhisperState};
 
 use super::models::ModelDir;
 use super::models::catalog::{WHISPER_MODELS, whisper_model};
-use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer};
+use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, Task};
 use language::Requested;
 
 mod language;
@@ -181,7 +181,10 @@ impl Engine for WhisperEngine {
         let settings = run::Settings {
             language,
             threads: self.threads,
-            window: if request.trimmed_to_speech {
+            // The window is fitted to speech being transcribed; translation keeps the full
+            // window (a fitted one turned base's German into "the most important of the world
+            // is the world").
+            window: if request.trimmed_to_speech && request.task == Task::Transcribe {
                 self.window
             } else {
                 EncoderWindow::Full
