@@ -108,13 +108,8 @@ async fn the_prompt_steers_a_name_the_model_otherwise_mishears() {
     let Some(models) = test_models() else { return };
     let app = TestApp::real(models);
     app.select("tiny.en");
-    let dir = tempfile::tempdir().unwrap();
-    let clip = espeak(
-        dir.path(),
-        "en-us",
-        "name",
-        "Please ask Siobhan about the invoice.",
-    );
+    // "Please send the quarterly report to Siobhan before Friday."
+    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/en-siobhan.wav");
     let plain = transcribe(&app, json!({"path": clip})).await;
     assert!(
         !plain["text"].as_str().unwrap().contains("Siobhan"),

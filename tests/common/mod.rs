@@ -221,6 +221,23 @@ pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// 16 kHz mono 16-bit WAV bytes of `samples`.
+pub fn wav_bytes(samples: impl IntoIterator<Item = i16>) -> Vec<u8> {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    let mut writer = hound::WavWriter::new(&mut bytes, spec).unwrap();
+    for sample in samples {
+        writer.write_sample(sample).unwrap();
+    }
+    writer.finalize().unwrap();
+    bytes.into_inner()
+}
+
 /// Word error rate of `hypothesis` against `reference` (case and punctuation ignored).
 pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
     verbatim_sim::word_error_rate(reference, hypothesis)
