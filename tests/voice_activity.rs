@@ -266,3 +266,27 @@ async fn five_minutes_in_chunks_lose_and_repeat_no_words() {
         "{ratio} against {alone_ratio}: {text}"
     );
 }
+
+/// `verbatim transcribe --no-vad` sends everything to the engine; without it, noise never
+/// reaches the engine (sim mode: each engine call takes two seconds of processing time).
+#[test]
+fn the_cli_switches_detection_off_with_no_vad() {
+    let home = tempfile::tempdir().unwrap();
+    let _server = common::serve_scenario(home.path(), SLOW_ENGINE);
+    let noise = home.path().join("noise.wav");
+    std::fs::write(&noise, wav(&noises(3, 0.2).0)).unwrap();
+    let processing_time = |extra: &[&str]| -> f64 {
+        let out = common::verbatim(&home.path().join("data"))
+            .arg("transcribe")
+            .arg(&noise)
+            .args(["--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["processing_time"].as_f64().unwrap()
+    };
+    assert!(processing_time(&[]) < 1.0);
+    assert!(processing_time(&["--no-vad"]) >= ENGINE_LATENCY.as_secs_f64());
+}

@@ -103,8 +103,7 @@ impl Listener {
         if self.failed.is_none() {
             let started = Instant::now();
             let mut ready = Vec::new();
-            let chunker = std::mem::replace(&mut self.chunker, Chunker::new(false));
-            chunker.finish(&mut |chunk| ready.push(chunk));
+            self.chunker.finish(&mut |chunk| ready.push(chunk));
             self.vad += started.elapsed();
             for chunk in ready {
                 if !self.transcribe(chunk) {

@@ -145,7 +145,7 @@ impl ChunkPlanner {
     }
 
     /// The end of the audio: appends the remaining chunks.
-    pub fn finish(mut self, chunks: &mut Vec<Range<usize>>) {
+    pub fn finish(&mut self, chunks: &mut Vec<Range<usize>>) {
         if let Keep::Speech { padding } = self.keep
             && let Some(closed) = std::mem::take(&mut self.regions).finish()
         {

@@ -78,8 +78,8 @@ impl Scorer {
         self.partial.extend_from_slice(frames.remainder());
     }
 
-    /// Scores the last partial frame, padded with silence.
-    pub fn finish(mut self, scored: &mut dyn FnMut(f32)) {
+    /// Scores the last partial frame, padded with silence (the end of the audio).
+    pub fn finish(&mut self, scored: &mut dyn FnMut(f32)) {
         if !self.partial.is_empty() {
             let frame = std::mem::take(&mut self.partial);
             scored(self.score(&frame));

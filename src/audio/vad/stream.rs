@@ -71,12 +71,11 @@ impl Chunker {
     }
 
     /// The end of the audio: `ready` gets the remaining chunks.
-    pub fn finish(mut self, ready: &mut dyn FnMut(SpeechChunk)) {
-        let scorer = std::mem::take(&mut self.scorer);
+    pub fn finish(&mut self, ready: &mut dyn FnMut(SpeechChunk)) {
         let (planner, planned) = (&mut self.planner, &mut self.planned);
-        scorer.finish(&mut |score| planner.push(score, planned));
-        let planner = std::mem::replace(&mut self.planner, ChunkPlanner::everything());
-        planner.finish(&mut self.planned);
+        self.scorer
+            .finish(&mut |score| planner.push(score, planned));
+        self.planner.finish(&mut self.planned);
         self.hand_out(ready);
     }
 
