@@ -166,6 +166,7 @@ fn engine_request(samples: &[f32]) -> EngineRequest<'_> {
         language: LanguageChoice::Auto,
         task: Task::Transcribe,
         initial_prompt: None,
+        words: false,
         cancel: verbatim::cancel::Cancel::new(),
     }
 }

@@ -125,6 +125,7 @@ fn main() {
                 language: LanguageChoice::Exact(clip.entry.language.clone()),
                 task: Task::Transcribe,
                 initial_prompt: None,
+                words: false,
                 cancel: Cancel::new(),
             }
         })

@@ -118,6 +118,7 @@ fn hear(contender: &Contender, model: &str, clip: &Clip, names: bool) -> (String
         language: LanguageChoice::Exact(clip.entry.language.clone()),
         task: Task::Transcribe,
         initial_prompt: if names { self::names(clip) } else { None },
+        words: false,
         cancel: Cancel::new(),
     };
     let started = Instant::now();

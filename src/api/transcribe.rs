@@ -20,7 +20,8 @@ use crate::audio::decode::open_regular;
 use crate::transcribe::{Audio, Job, Origin, TranscribeError, Transcript};
 use crate::wire::parse_bool_word;
 use crate::wire::transcription::{
-    FieldError, LocalFileRequest, TranscribeOptions, Transcription, TranscriptionSegment,
+    FieldError, LocalFileRequest, ResponseFormat, TranscribeOptions, Transcription,
+    TranscriptionSegment, TranscriptionWord,
 };
 
 #[derive(Debug, Deserialize)]
@@ -44,13 +45,13 @@ impl TranscribeQuery {
 
 /// A transcription answer: the Transcription object, with a `Server-Timing` header saying
 /// how long decoding, queueing, the engine and post-processing took.
-pub struct Transcribed(Transcript);
+pub struct Transcribed(Transcript, TranscribeOptions);
 
 impl IntoResponse for Transcribed {
     fn into_response(self) -> Response {
         static SERVER_TIMING: HeaderName = HeaderName::from_static("server-timing");
         let timing = HeaderValue::from_str(&self.0.stages.server_timing());
-        let mut response = Json(transcription(self.0)).into_response();
+        let mut response = Json(transcription(self.0, &self.1)).into_response();
         if let Ok(timing) = timing {
             response.headers_mut().insert(&SERVER_TIMING, timing);
         }
@@ -120,11 +121,11 @@ async fn multipart_upload(
             path: file.path().to_path_buf(),
             hint,
         },
-        options,
+        options: options.clone(),
         await_download,
         origin: Origin::Api,
     };
-    Ok(Transcribed(app.transcriber.run(job).await?))
+    Ok(Transcribed(app.transcriber.run(job).await?, options))
 }
 
 async fn raw_upload(
@@ -141,7 +142,7 @@ async fn raw_upload(
     // Everything that needs no audio is checked before the body is read.
     let planned = app
         .transcriber
-        .plan(options, await_download, Origin::Api)
+        .plan(options.clone(), await_download, Origin::Api)
         .await?;
     let file = spool_file()?;
     let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
@@ -156,7 +157,7 @@ async fn raw_upload(
         path: file.path().to_path_buf(),
         hint,
     };
-    Ok(Transcribed(planned.run(audio).await?))
+    Ok(Transcribed(planned.run(audio).await?, options))
 }
 
 pub async fn local_file(
@@ -176,11 +177,11 @@ pub async fn local_file(
             file,
             hint: Some(extension),
         },
-        options,
+        options: options.clone(),
         await_download,
         origin: Origin::Api,
     };
-    Ok(Transcribed(app.transcriber.run(job).await?))
+    Ok(Transcribed(app.transcriber.run(job).await?, options))
 }
 
 /// Opens the file a local-file request names, with the contract's checks in its order (absolute,
@@ -217,8 +218,22 @@ fn open_local_file(path: &Path) -> Result<(std::fs::File, String), ApiError> {
     Ok((file, extension))
 }
 
-/// The Transcription object of a transcript (`segments` with `verbose_json` only).
-fn transcription(transcript: Transcript) -> Transcription {
+/// The Transcription object of a transcript (`segments` with `verbose_json` only, `words`
+/// when asked for too).
+fn transcription(transcript: Transcript, options: &TranscribeOptions) -> Transcription {
+    let verbose = options.response_format == ResponseFormat::VerboseJson;
+    let words = options.wants_words().then(|| {
+        transcript
+            .segments
+            .iter()
+            .flat_map(|s| &s.words)
+            .map(|w| TranscriptionWord {
+                word: w.word.clone(),
+                start: w.start,
+                end: w.end,
+            })
+            .collect()
+    });
     Transcription {
         text: transcript.text,
         language: transcript.language,
@@ -226,8 +241,9 @@ fn transcription(transcript: Transcript) -> Transcription {
         processing_time: transcript.processing_time,
         engine: transcript.engine,
         model: Some(transcript.model.into()),
-        segments: transcript.segments.map(|segments| {
-            segments
+        segments: verbose.then(|| {
+            transcript
+                .segments
                 .into_iter()
                 .map(|s| TranscriptionSegment {
                     start: s.start,
@@ -236,6 +252,7 @@ fn transcription(transcript: Transcript) -> Transcription {
                 })
                 .collect()
         }),
+        words,
     }
 }
 

@@ -49,25 +49,76 @@ pub struct EngineRequest<'a> {
     pub task: Task,
     /// Request prompt joined with the enabled recognition terms.
     pub initial_prompt: Option<String>,
+    /// Time each word of each segment ([`Segment::words`]); costs some decoding time.
+    pub words: bool,
     /// Set once nobody waits for the result any more: an engine stops as soon as it can, with
     /// [`EngineError::Cancelled`].
     pub cancel: Cancel,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// A timed stretch of text (seconds from the start of the audio the engine was given).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Segment {
     pub start: f64,
     pub end: f64,
     pub text: String,
+    /// Its words with their times, when the request asked for them ([`EngineRequest::words`])
+    /// and the engine times words; else empty.
+    pub words: Vec<Word>,
+    /// The decoder's figures for the segment, from engines that have them.
+    pub detail: Option<SegmentDetail>,
+}
+
+/// One word and when it was said (seconds, in the same timeline as its segment).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Word {
+    /// As the engine wrote it, without the space before it.
+    pub word: String,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// What whisper.cpp's decoder reports about a segment (OpenAI's `verbose_json` fields).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SegmentDetail {
+    /// The text's token ids (no special tokens).
+    pub tokens: Vec<i32>,
+    /// Mean log probability of the text's tokens.
+    pub avg_logprob: f64,
+    /// Probability that the window held no speech.
+    pub no_speech_prob: f64,
+    /// Sampling temperature of the decode that produced the segment.
+    pub temperature: f64,
+    /// Length of the text over the length of its zlib-compressed form (repetition shows high).
+    pub compression_ratio: f64,
+}
+
+impl Segment {
+    /// A segment of `text` from `start` to `end`, without words or decoder figures.
+    pub fn new(start: f64, end: f64, text: impl Into<String>) -> Segment {
+        Segment {
+            start,
+            end,
+            text: text.into(),
+            ..Segment::default()
+        }
+    }
+
+    /// The segment moved `offset` seconds later, its words with it.
+    pub fn shifted(mut self, offset: f64) -> Segment {
+        self.start += offset;
+        self.end += offset;
+        for word in &mut self.words {
+            word.start += offset;
+            word.end += offset;
+        }
+        self
+    }
 }
 
 impl From<verbatim_sim::Segment> for Segment {
     fn from(s: verbatim_sim::Segment) -> Segment {
-        Segment {
-            start: s.start,
-            end: s.end,
-            text: s.text,
-        }
+        Segment::new(s.start, s.end, s.text)
     }
 }
 

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::resolve::Untranslatable;
+use crate::engine::{Segment, SegmentDetail, Word};
 use crate::wire::transcription::TranscribeOptions;
 
 /// One transcription: the audio, the request's options and who asks (which decides the
@@ -81,17 +82,43 @@ pub struct Transcript {
     pub processing_time: f64,
     pub engine: String,
     pub model: &'static str,
-    /// Post-processed segments, when the options ask for `verbose_json`.
-    pub segments: Option<Vec<TimedText>>,
+    /// Post-processed segments, in order.
+    pub segments: Vec<TimedText>,
     pub stages: StageTimes,
 }
 
 /// A segment of a transcript (seconds, to the millisecond).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TimedText {
     pub start: f64,
     pub end: f64,
+    /// Post-processed.
     pub text: String,
+    /// Its words as the engine heard them (before post-processing), when they were asked for.
+    pub words: Vec<Word>,
+    /// The decoder's figures, from engines that have them.
+    pub detail: Option<SegmentDetail>,
+}
+
+impl TimedText {
+    /// `segment` with times rounded to the millisecond and its text passed through `finish`.
+    pub fn from_segment(segment: &Segment, finish: impl Fn(&str) -> String) -> TimedText {
+        TimedText {
+            start: round_ms(segment.start),
+            end: round_ms(segment.end),
+            text: finish(&segment.text),
+            words: segment
+                .words
+                .iter()
+                .map(|w| Word {
+                    word: w.word.clone(),
+                    start: round_ms(w.start),
+                    end: round_ms(w.end),
+                })
+                .collect(),
+            detail: segment.detail.clone(),
+        }
+    }
 }
 
 /// Wall time of each step of one transcription.

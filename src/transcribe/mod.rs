@@ -21,5 +21,4 @@ pub use queue::DEFAULT_QUEUE;
 pub use resolve::{Resolved, Untranslatable, language_choice};
 #[cfg(test)]
 pub(crate) use run::testing;
-pub use run::{Planned, Transcriber, TranscriberParts};
-pub use speech::SegmentSink;
+pub use run::{Planned, SegmentSink, Transcriber, TranscriberParts};

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::job::round_ms;
 use super::queue::{Queue, Slot};
 use super::resolve::{Engines, Resolved, check, language_choice};
-use super::speech::{EngineCall, Listener, SegmentSink};
+use super::speech::{EngineCall, EngineSink, Listener};
 use super::{
     Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
@@ -19,10 +19,14 @@ use crate::engine::models::Downloads;
 use crate::engine::models::ModelDir;
 use crate::engine::{Engine, EngineOutput, Task};
 use crate::store::{NewHistoryEntry, Store, StoreError, preferences};
-use crate::wire::transcription::{ResponseFormat, TranscribeOptions};
+use crate::wire::transcription::TranscribeOptions;
 
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: f64 = 16_000.0;
+
+/// Where a transcription's segments go as soon as the engine has them, post-processed (times
+/// in the audio's timeline).
+pub type SegmentSink = Box<dyn FnMut(&[TimedText]) + Send>;
 
 /// What a [`Transcriber`] is built from.
 pub struct TranscriberParts {
@@ -233,8 +237,22 @@ impl Planned {
             language: language_choice(&self.options),
             task: self.options.task.unwrap_or(Task::Transcribe),
             initial_prompt: self.post.initial_prompt(self.options.prompt.as_deref()),
+            words: self.options.wants_words(),
             cancel: cancel.clone(),
         };
+        let on_segments = on_segments.map(|mut sink| {
+            let (post, options) = (self.post.clone(), self.options.clone());
+            let sink: EngineSink = Box::new(move |segments, language| {
+                let timed: Vec<TimedText> = segments
+                    .iter()
+                    .map(|s| {
+                        TimedText::from_segment(s, |t| post_process(&post, &options, language, t))
+                    })
+                    .collect();
+                sink(&timed);
+            });
+            sink
+        });
         let engine_id = self.resolved.engine.id();
         blocking("the engine stopped", move || {
             let _slot = slot;
@@ -275,21 +293,13 @@ impl Planned {
     /// Post-processes the engine's output into a transcript (the caller fills in the stage
     /// times and the processing time).
     fn finish(&self, output: EngineOutput, duration: f64) -> Transcript {
-        let task = self.options.task.unwrap_or(Task::Transcribe);
-        let english =
-            output.language.as_deref().is_none_or(|l| l == "en") || task == Task::Translate;
-        let finish = |text: &str| self.post.apply(text, english, &self.options);
-        let segments = (self.options.response_format == ResponseFormat::VerboseJson).then(|| {
-            output
-                .segments
-                .iter()
-                .map(|s| TimedText {
-                    start: round_ms(s.start),
-                    end: round_ms(s.end),
-                    text: finish(&s.text),
-                })
-                .collect()
-        });
+        let language = output.language.as_deref();
+        let finish = |text: &str| post_process(&self.post, &self.options, language, text);
+        let segments = output
+            .segments
+            .iter()
+            .map(|s| TimedText::from_segment(s, finish))
+            .collect();
         Transcript {
             text: finish(&output.text),
             raw_text: output.text,
@@ -334,6 +344,19 @@ impl Planned {
         transcript.text = saved.text;
         Ok(transcript)
     }
+}
+
+/// `text` through the request's post-processing; numbers are written as digits in English
+/// (what an English-only model or a translation produces, or the language heard).
+fn post_process(
+    post: &PostProcessing,
+    options: &TranscribeOptions,
+    language: Option<&str>,
+    text: &str,
+) -> String {
+    let task = options.task.unwrap_or(Task::Transcribe);
+    let english = language.is_none_or(|l| l == "en") || task == Task::Translate;
+    post.apply(text, english, options)
 }
 
 /// Runs `work` on a blocking thread; `what` names it if the thread dies.
@@ -406,11 +429,11 @@ pub(crate) mod testing {
             Ok(EngineOutput {
                 text: text.clone(),
                 language: Some("en".into()),
-                segments: vec![crate::engine::Segment {
-                    start: 0.0,
-                    end: r.samples.len() as f64 / 16_000.0,
+                segments: vec![crate::engine::Segment::new(
+                    0.0,
+                    r.samples.len() as f64 / 16_000.0,
                     text,
-                }],
+                )],
                 processing_time: None,
             })
         }

@@ -18,9 +18,9 @@ use crate::engine::{
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: f64 = 16_000.0;
 
-/// Where a transcription's segments go as soon as the engine has them (times in the audio's
-/// timeline).
-pub type SegmentSink = Box<dyn FnMut(&[Segment]) + Send>;
+/// Where the engine's segments go as soon as it has them (times in the audio's timeline), with
+/// the language heard so far.
+pub(super) type EngineSink = Box<dyn FnMut(&[Segment], Option<&str>) + Send>;
 
 /// What one engine call is made of, besides the audio.
 pub(super) struct EngineCall {
@@ -31,6 +31,8 @@ pub(super) struct EngineCall {
     pub language: LanguageChoice,
     pub task: crate::engine::Task,
     pub initial_prompt: Option<String>,
+    /// Time each word.
+    pub words: bool,
     pub cancel: Cancel,
 }
 
@@ -49,7 +51,7 @@ pub(super) struct Listener {
     chunker: Chunker,
     /// The whole audio and its chunks, for an engine that hears whole clips.
     whole: Option<(Vec<f32>, Vec<Range<usize>>)>,
-    on_segments: Option<SegmentSink>,
+    on_segments: Option<EngineSink>,
     texts: Vec<String>,
     segments: Vec<Segment>,
     language: Option<String>,
@@ -60,7 +62,7 @@ pub(super) struct Listener {
 }
 
 impl Listener {
-    pub fn new(call: EngineCall, on_segments: Option<SegmentSink>) -> Listener {
+    pub fn new(call: EngineCall, on_segments: Option<EngineSink>) -> Listener {
         let whole = call.engine.hears_whole_clips().then(Default::default);
         Listener {
             chunker: Chunker::new(call.vad),
@@ -163,16 +165,12 @@ impl Listener {
         let segments: Vec<Segment> = heard
             .segments
             .into_iter()
-            .map(|s| Segment {
-                start: s.start + offset,
-                end: s.end + offset,
-                text: s.text,
-            })
+            .map(|s| s.shifted(offset))
             .collect();
         if let Some(sink) = &mut self.on_segments
             && !segments.is_empty()
         {
-            sink(&segments);
+            sink(&segments, self.language.as_deref());
         }
         if !heard.text.trim().is_empty() {
             self.texts.push(heard.text.trim().to_string());
@@ -198,7 +196,7 @@ impl Listener {
         if let (Ok(output), Some(sink)) = (&output, &mut self.on_segments)
             && !output.segments.is_empty()
         {
-            sink(&output.segments);
+            sink(&output.segments, output.language.as_deref());
         }
         output
     }
@@ -219,6 +217,7 @@ impl Listener {
                 language: self.call.language.clone(),
                 task: self.call.task,
                 initial_prompt: self.call.initial_prompt.clone(),
+                words: self.call.words,
                 cancel: self.call.cancel.clone(),
             },
         );

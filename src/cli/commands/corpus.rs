@@ -91,7 +91,7 @@ pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recordi
         let transcript = transcribe(clip)?;
         let processing_time = (transcript.stages.engine.as_secs_f64() * 1000.0).round() / 1000.0;
         eprintln!("{}: {}", clip.entry.id, transcript.raw_text);
-        let segments = transcript.segments.unwrap_or_default();
+        let segments = transcript.segments;
         recording.clips.insert(
             clip.entry.id.clone(),
             RecordedClip {

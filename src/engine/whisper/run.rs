@@ -158,11 +158,11 @@ fn transcribe_chunk(
         if text.is_empty() || is_non_speech_marker(&text) {
             continue;
         }
-        segments.push(Segment {
-            start: segment.start_timestamp() as f64 / 100.0,
-            end: segment.end_timestamp() as f64 / 100.0,
+        segments.push(Segment::new(
+            segment.start_timestamp() as f64 / 100.0,
+            segment.end_timestamp() as f64 / 100.0,
             text,
-        });
+        ));
     }
     Ok(segments)
 }
@@ -171,10 +171,15 @@ fn transcribe_chunk(
 fn in_timeline(segments: Vec<Segment>, chunk: &Range<usize>) -> impl Iterator<Item = Segment> {
     let start = chunk.start as f64 / SAMPLE_RATE;
     let end = chunk.end as f64 / SAMPLE_RATE;
-    segments.into_iter().map(move |s| Segment {
-        start: (start + s.start).min(end),
-        end: (start + s.end).min(end),
-        text: s.text,
+    segments.into_iter().map(move |s| {
+        let mut moved = s.shifted(start);
+        moved.start = moved.start.min(end);
+        moved.end = moved.end.min(end);
+        for word in &mut moved.words {
+            word.start = word.start.min(end);
+            word.end = word.end.min(end);
+        }
+        moved
     })
 }
 
@@ -202,18 +207,7 @@ mod tests {
 
     #[test]
     fn segments_move_to_the_request_timeline_and_stay_in_their_chunk() {
-        let heard = vec![
-            Segment {
-                start: 0.0,
-                end: 2.5,
-                text: "a".into(),
-            },
-            Segment {
-                start: 2.5,
-                end: 30.0,
-                text: "b".into(),
-            },
-        ];
+        let heard = vec![Segment::new(0.0, 2.5, "a"), Segment::new(2.5, 30.0, "b")];
         let moved: Vec<Segment> = in_timeline(heard, &(160_000..208_000)).collect();
         assert_eq!((moved[0].start, moved[0].end), (10.0, 12.5));
         assert_eq!((moved[1].start, moved[1].end), (12.5, 13.0));

@@ -108,11 +108,7 @@ mod tests {
     use super::*;
 
     fn segment(start: f64, end: f64, text: &str) -> Segment {
-        Segment {
-            start,
-            end,
-            text: text.into(),
-        }
+        Segment::new(start, end, text)
     }
 
     #[test]

@@ -59,6 +59,24 @@ pub struct TaskName;
 pub struct Format;
 /// The contract's boolean words in text, a boolean in JSON.
 pub struct Flag;
+/// Timestamp granularities (`word`, `segment`): a form field each, or a comma-separated list.
+pub struct Granularities;
+
+/// How finely an answer is timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Granularity {
+    Segment,
+    Word,
+}
+
+impl Granularity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Granularity::Segment => "segment",
+            Granularity::Word => "word",
+        }
+    }
+}
 
 fn trimmed(value: &str) -> Option<String> {
     Some(value.trim().to_string()).filter(|v| !v.is_empty())
@@ -195,5 +213,39 @@ impl FieldKind for Flag {
     }
     fn to_json(value: &Self::Value) -> Self::Json {
         *value
+    }
+}
+
+impl FieldKind for Granularities {
+    type Value = Vec<Granularity>;
+    type Json = Vec<String>;
+    fn set_text(slot: &mut Self::Value, name: &str, value: &str, _: bool) -> Applied {
+        for item in split_hints(value) {
+            let granularity = match item.to_ascii_lowercase().as_str() {
+                "segment" => Granularity::Segment,
+                "word" => Granularity::Word,
+                _ => {
+                    return Err(FieldError(format!(
+                        "Invalid '{name}' value '{item}': use 'word' or 'segment'."
+                    )));
+                }
+            };
+            if !slot.contains(&granularity) {
+                slot.push(granularity);
+            }
+        }
+        Ok(())
+    }
+    fn set_json(slot: &mut Self::Value, name: &str, value: Self::Json) -> Applied {
+        for item in value {
+            Self::set_text(slot, name, &item, true)?;
+        }
+        Ok(())
+    }
+    fn to_text(value: &Self::Value) -> Vec<String> {
+        value.iter().map(|g| g.name().to_string()).collect()
+    }
+    fn to_json(value: &Self::Value) -> Self::Json {
+        Self::to_text(value)
     }
 }

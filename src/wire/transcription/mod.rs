@@ -7,7 +7,10 @@ mod kinds;
 use serde::{Deserialize, Serialize};
 
 use kinds::is_unset;
-pub use kinds::{FieldKind, Flag, Format, Hints, OneText, Prompt, TaskName, Text, Unset, Words};
+pub use kinds::{
+    FieldKind, Flag, Format, Granularities, Granularity, Hints, OneText, Prompt, TaskName, Text,
+    Unset, Words,
+};
 
 /// Why an option value was refused: a 400 with this message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,6 +122,10 @@ transcription_fields! {
     /// Voice activity detection before the engine (default: the `voiceActivityDetection`
     /// preference, on): only the speech is transcribed, and audio without speech is `""`.
     vad: Flag { form: "vad", header: "x-vad" },
+    /// `word` and/or `segment`: with `verbose_json`, `word` adds the timed `words`.
+    timestamp_granularities: Granularities { form: "timestamp_granularities", header: "x-timestamp-granularities" },
+    /// Answer with server-sent events, a segment at a time, as they are decoded.
+    stream: Flag { form: "stream", header: "x-stream" },
 }
 
 impl TranscribeOptions {
@@ -164,6 +171,12 @@ impl TranscribeOptions {
         Ok(options)
     }
 
+    /// Whether the answer carries timed words (`word` granularity with `verbose_json`).
+    pub fn wants_words(&self) -> bool {
+        self.response_format == ResponseFormat::VerboseJson
+            && self.timestamp_granularities.contains(&Granularity::Word)
+    }
+
     /// Checks combinations that need no engine: language and hints together.
     pub fn validate(&self) -> Result<(), FieldError> {
         if self.language.is_some() && !self.language_hints.is_empty() {
@@ -199,6 +212,17 @@ pub struct Transcription {
     /// With `response_format=verbose_json` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segments: Option<Vec<TranscriptionSegment>>,
+    /// With `response_format=verbose_json` and the `word` timestamp granularity only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub words: Option<Vec<TranscriptionWord>>,
+}
+
+/// One word and when it was said (seconds from the start of the audio).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptionWord {
+    pub word: String,
+    pub start: f64,
+    pub end: f64,
 }
 
 /// One timed stretch of text (seconds from the start of the audio).
