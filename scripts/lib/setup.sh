@@ -120,3 +120,21 @@ setup_all() {
     ensure_packages "${VERBATIM_APT_PACKAGES[@]}"
     ensure_rust
 }
+
+# A private Python virtual environment in $VERBATIM_CACHE/venv/<name>, made once and kept, with
+# the PyPI packages given; <module> must import from it afterwards. Prints the venv's python.
+# Args: name, module, pip requirement...
+ensure_venv() {
+    local name=$1 module=$2; shift 2
+    local venv="$VERBATIM_CACHE/venv/$name"
+    if "$venv/bin/python" -c "import $module" >/dev/null 2>&1; then echo "$venv/bin/python"; return; fi
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        ensure_packages python3-venv
+    fi
+    # A folder left by an interrupted or outdated attempt is made again from scratch.
+    "$venv/bin/python" -c '' >/dev/null 2>&1 || { rm -rf "$venv"; python3 -m venv "$venv"; }
+    log "installing $* from PyPI into $venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" >&2
+    "$venv/bin/python" -c "import $module" || { log "$module does not import in $venv"; exit 1; }
+    echo "$venv/bin/python"
+}

@@ -120,6 +120,7 @@ impl ApiError {
             error: ErrorDetail {
                 code: self.code().into(),
                 message: self.message(),
+                kind: None,
             },
         }
     }

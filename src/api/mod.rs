@@ -8,15 +8,18 @@ mod backup;
 mod dictation;
 mod dictionary;
 pub mod error;
+mod events;
 mod history;
 pub mod json;
 pub mod limits;
+mod openai;
 mod query;
 mod recorder;
 mod rules;
 pub mod security;
 mod status;
 mod transcribe;
+mod upload;
 
 use std::sync::Arc;
 
@@ -43,6 +46,7 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
         .merge(backup::routes())
         .merge(dictation::routes())
         .merge(recorder::routes())
+        .merge(openai::routes())
         // Body sizes are `limits::body_limit`'s alone: axum's own 2 MB default is off.
         .layer(DefaultBodyLimit::disable())
         .route_layer(from_fn(limits::limit_body))
@@ -66,6 +70,7 @@ pub fn with_common_layers(routes: Router, port: u16) -> Router {
             security::LocalOnly { port },
             security::local_only,
         ))
+        .layer(from_fn(openai::typed_errors))
         .layer(from_fn(security::security_headers))
 }
 

@@ -23,9 +23,14 @@ fn current_status(app: &App) -> Result<Status, ApiError> {
         model: selected.as_ref().map(|s| s.offer.spec.id.to_string()),
         api_version: API_VERSION.into(),
         supports_workflow_dictation: true,
-        supports_streaming: false,
-        // No target-language translation provider exists on this host.
-        supports_translation: false,
+        // Segments are sent as each chunk is decoded (the replay engine hears whole clips).
+        supports_streaming: selected
+            .as_ref()
+            .is_some_and(|s| !s.engine.hears_whole_clips()),
+        // Whisper's translate task, into English, with a multilingual model.
+        supports_translation: selected
+            .as_ref()
+            .is_some_and(|s| s.offer.spec.multilingual()),
     })
 }
 

@@ -1,23 +1,23 @@
-//! `POST /v1/transcribe` (multipart form or raw audio body) and `POST /v1/transcribe/local-file`.
-//! Uploads are spooled to a temporary file as they arrive, never held whole in memory.
+//! `POST /v1/transcribe` (multipart form or raw audio body) and `POST /v1/transcribe/local-file`:
+//! the Transcription object, or server-sent events (`segment`s as they are decoded, then `done`
+//! or `error`) when the request asks for a stream.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{FromRequest, Multipart, Query, Request, State};
-use axum::http::{HeaderName, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt;
 use serde::Deserialize;
-use tokio::io::AsyncWriteExt;
 
 use super::ApiError;
+use super::events::{self, Report, named_event, wants_stream};
 use super::json::JsonBody;
-use super::limits::body_read_error;
+use super::upload::{Spooled, ensure_not_empty, raw_format_hint, read_form, spool_body};
 use crate::app::App;
 use crate::audio::decode::open_regular;
-use crate::transcribe::{Audio, Job, Origin, TranscribeError, Transcript};
+use crate::transcribe::{Audio, Origin, Planned, TranscribeError, Transcript};
 use crate::wire::parse_bool_word;
 use crate::wire::transcription::{
     FieldError, LocalFileRequest, ResponseFormat, TranscribeOptions, Transcription,
@@ -68,103 +68,90 @@ pub async fn upload(
     State(app): State<Arc<App>>,
     Query(query): Query<TranscribeQuery>,
     request: Request,
-) -> Result<Transcribed, ApiError> {
-    let content_type = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
+) -> Result<Response, ApiError> {
+    let content_type = header_text(request.headers(), header::CONTENT_TYPE)
+        .unwrap_or_default()
         .to_ascii_lowercase();
+    let accept = header_text(request.headers(), header::ACCEPT);
+    let await_download = query.await_download()?;
     if content_type.starts_with("multipart/form-data") {
         let multipart = Multipart::from_request(request, &()).await.map_err(|e| {
             ApiError::BadRequest(format!("Invalid multipart form data: {}", e.body_text()))
         })?;
-        multipart_upload(&app, multipart, query.await_download()?).await
-    } else {
-        raw_upload(&app, &content_type, request, query.await_download()?).await
-    }
-}
-
-async fn multipart_upload(
-    app: &App,
-    mut multipart: Multipart,
-    await_download: bool,
-) -> Result<Transcribed, ApiError> {
-    let mut options = TranscribeOptions::default();
-    let mut spooled: Option<(tempfile::NamedTempFile, Option<String>)> = None;
-    while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
-        let name = field.name().unwrap_or_default().to_string();
-        if name == "file" {
-            let hint = field
-                .file_name()
-                .and_then(|f| Path::new(f).extension())
-                .and_then(|e| e.to_str())
-                .map(str::to_ascii_lowercase)
-                .or_else(|| field.content_type().and_then(hint_from_mime));
-            let file = spool_file()?;
-            let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
-            while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
-                out.write_all(&chunk).await.map_err(spool_error)?;
-            }
-            out.flush().await.map_err(spool_error)?;
-            spooled = Some((file, hint));
-        } else {
-            let value = field.text().await.map_err(multipart_error)?;
-            options.set_form_field(&name, &value)?;
-        }
-    }
-    let (file, hint) = spooled
-        .ok_or_else(|| ApiError::BadRequest("Missing 'file' part in multipart form data".into()))?;
-    ensure_not_empty(tokio::fs::metadata(file.path()).await)?;
-    let job = Job {
-        audio: Audio::File {
-            path: file.path().to_path_buf(),
-            hint,
-        },
-        options: options.clone(),
-        await_download,
-        origin: Origin::Api,
-    };
-    Ok(Transcribed(app.transcriber.run(job).await?, options))
-}
-
-async fn raw_upload(
-    app: &App,
-    content_type: &str,
-    request: Request,
-    await_download: bool,
-) -> Result<Transcribed, ApiError> {
-    let headers = request.headers();
-    let options = TranscribeOptions::from_headers(|name| {
-        headers.get(name).map(|v| v.to_str().map_err(drop))
-    })?;
-    let hint = raw_format_hint(content_type)?;
-    // Everything that needs no audio is checked before the body is read.
-    let planned = app
-        .transcriber
-        .plan(options.clone(), await_download, Origin::Api)
+        let mut options = TranscribeOptions::default();
+        let spooled = read_form(multipart, |name, value| {
+            Ok(options.set_form_field(name, value)?)
+        })
         .await?;
-    let file = spool_file()?;
-    let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
-    let mut stream = request.into_body().into_data_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| body_read_error(&e))?;
-        out.write_all(&chunk).await.map_err(spool_error)?;
+        let planned = app
+            .transcriber
+            .plan(options.clone(), await_download, Origin::Api)
+            .await?;
+        answer(planned, spooled.audio(), Some(spooled), options, accept).await
+    } else {
+        let headers = request.headers();
+        let options = TranscribeOptions::from_headers(|name| {
+            headers.get(name).map(|v| v.to_str().map_err(drop))
+        })?;
+        let hint = raw_format_hint(&content_type)?;
+        // Everything that needs no audio is checked before the body is read.
+        let planned = app
+            .transcriber
+            .plan(options.clone(), await_download, Origin::Api)
+            .await?;
+        let spooled = spool_body(request.into_body(), hint).await?;
+        answer(planned, spooled.audio(), Some(spooled), options, accept).await
     }
-    out.flush().await.map_err(spool_error)?;
-    ensure_not_empty(tokio::fs::metadata(file.path()).await)?;
-    let audio = Audio::File {
-        path: file.path().to_path_buf(),
-        hint,
-    };
-    Ok(Transcribed(planned.run(audio).await?, options))
+}
+
+/// A header's value, when it is text.
+pub(super) fn header_text(headers: &HeaderMap, name: HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+/// Transcribes and answers with the Transcription object, or with events when the request
+/// asks for a stream.
+async fn answer(
+    planned: Planned,
+    audio: Audio,
+    spooled: Option<Spooled>,
+    options: TranscribeOptions,
+    accept: Option<String>,
+) -> Result<Response, ApiError> {
+    if !wants_stream(options.stream, accept.as_deref()) {
+        let transcript = planned.run(audio).await?;
+        drop(spooled);
+        return Ok(Transcribed(transcript, options).into_response());
+    }
+    events::stream(planned, audio, spooled, move |report| match report {
+        Report::Segments(segments) => segments
+            .into_iter()
+            .map(|s| {
+                let segment = TranscriptionSegment {
+                    start: s.start,
+                    end: s.end,
+                    text: s.text,
+                };
+                named_event("segment", &segment)
+            })
+            .collect(),
+        Report::Finished(Ok(transcript)) => {
+            vec![named_event("done", &transcription(transcript, &options))]
+        }
+        Report::Finished(Err(err)) => vec![named_event("error", &ApiError::from(err).body())],
+    })
+    .await
 }
 
 pub async fn local_file(
     State(app): State<Arc<App>>,
     Query(query): Query<TranscribeQuery>,
+    headers: HeaderMap,
     JsonBody(body): JsonBody<LocalFileRequest>,
-) -> Result<Transcribed, ApiError> {
+) -> Result<Response, ApiError> {
     let await_download = query.await_download()?;
     let path = PathBuf::from(&body.path);
     let options = body.options()?;
@@ -172,16 +159,16 @@ pub async fn local_file(
     let (file, extension) = tokio::task::spawn_blocking(move || open_local_file(&path))
         .await
         .map_err(|e| ApiError::internal("opening the audio file stopped", e))??;
-    let job = Job {
-        audio: Audio::Opened {
-            file,
-            hint: Some(extension),
-        },
-        options: options.clone(),
-        await_download,
-        origin: Origin::Api,
+    let planned = app
+        .transcriber
+        .plan(options.clone(), await_download, Origin::Api)
+        .await?;
+    let audio = Audio::Opened {
+        file,
+        hint: Some(extension),
     };
-    Ok(Transcribed(app.transcriber.run(job).await?, options))
+    let accept = header_text(&headers, header::ACCEPT);
+    answer(planned, audio, None, options, accept).await
 }
 
 /// Opens the file a local-file request names, with the contract's checks in its order (absolute,
@@ -220,7 +207,7 @@ fn open_local_file(path: &Path) -> Result<(std::fs::File, String), ApiError> {
 
 /// The Transcription object of a transcript (`segments` with `verbose_json` only, `words`
 /// when asked for too).
-fn transcription(transcript: Transcript, options: &TranscribeOptions) -> Transcription {
+pub(super) fn transcription(transcript: Transcript, options: &TranscribeOptions) -> Transcription {
     let verbose = options.response_format == ResponseFormat::VerboseJson;
     let words = options.wants_words().then(|| {
         transcript
@@ -253,64 +240,6 @@ fn transcription(transcript: Transcript, options: &TranscribeOptions) -> Transcr
                 .collect()
         }),
         words,
-    }
-}
-
-/// The audio format named by a raw body's `Content-Type`; None means sniff.
-fn raw_format_hint(content_type: &str) -> Result<Option<String>, ApiError> {
-    let mime = content_type.split(';').next().unwrap_or("").trim();
-    if mime.is_empty() || mime == "application/octet-stream" {
-        return Ok(None);
-    }
-    hint_from_mime(mime)
-        .map(Some)
-        .ok_or_else(|| ApiError::BadRequest(format!("Unsupported audio format '{mime}'")))
-}
-
-fn hint_from_mime(mime: &str) -> Option<String> {
-    let subtype = mime.trim().to_ascii_lowercase();
-    let subtype = subtype
-        .strip_prefix("audio/")
-        .or_else(|| subtype.strip_prefix("video/"))?;
-    let hint = match subtype {
-        "wav" | "x-wav" | "wave" | "vnd.wave" => "wav",
-        "mpeg" | "mp3" | "mpeg3" | "x-mpeg-3" => "mp3",
-        "mp4" | "m4a" | "x-m4a" | "quicktime" => "m4a",
-        "flac" | "x-flac" => "flac",
-        "ogg" | "vorbis" => "ogg",
-        "aac" | "x-aac" => "aac",
-        _ => return None,
-    };
-    Some(hint.to_string())
-}
-
-/// 400 for an empty file (its metadata, read from the opened handle).
-fn ensure_not_empty(meta: std::io::Result<std::fs::Metadata>) -> Result<(), ApiError> {
-    match meta {
-        Ok(meta) if meta.len() > 0 => Ok(()),
-        Ok(_) => Err(ApiError::BadRequest("No audio data provided".into())),
-        Err(e) => Err(ApiError::internal("could not read the audio file", e)),
-    }
-}
-
-fn spool_file() -> Result<tempfile::NamedTempFile, ApiError> {
-    tempfile::Builder::new()
-        .prefix("verbatim-upload-")
-        .tempfile()
-        .map_err(spool_error)
-}
-
-fn spool_error(err: std::io::Error) -> ApiError {
-    ApiError::internal("could not spool the upload", err)
-}
-
-/// A body over the limit or too slow is said so (413, 408); anything else is a bad form.
-fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
-    match body_read_error(&err) {
-        ApiError::BadRequest(_) => {
-            ApiError::BadRequest(format!("Invalid multipart form data: {}", err.body_text()))
-        }
-        limit => limit,
     }
 }
 

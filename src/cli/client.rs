@@ -115,6 +115,41 @@ impl Client {
         self.call("POST", path, &[], Body::Json(bytes))
     }
 
+    /// `POST path` with a JSON body, answered with server-sent events: `on_event(name, data)`
+    /// for each, as it arrives (data lines joined with newlines; comments skipped).
+    pub fn post_for_events<B: Serialize>(
+        &self,
+        path: &str,
+        body: &B,
+        on_event: impl FnMut(&str, &str) -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        let bytes = serde_json::to_vec(body).map_err(CliError::local)?;
+        self.events(path, Body::Json(&bytes), on_event)
+    }
+
+    /// `POST path` of raw bytes with extra headers, answered with server-sent events (see
+    /// [`Client::post_for_events`]).
+    pub fn post_bytes_for_events(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        headers: &[(&str, String)],
+        on_event: impl FnMut(&str, &str) -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        self.events(path, Body::Raw { bytes, headers }, on_event)
+    }
+
+    fn events(
+        &self,
+        path: &str,
+        body: Body<'_>,
+        on_event: impl FnMut(&str, &str) -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        let response = self.respond("POST", path, &[], body, Some("text/event-stream"))?;
+        let reader = std::io::BufReader::new(response.into_reader());
+        read_events(reader, on_event)
+    }
+
     fn call<T: DeserializeOwned>(
         &self,
         method: &str,
@@ -122,12 +157,27 @@ impl Client {
         query: &[(&str, String)],
         body: Body<'_>,
     ) -> Result<T, CliError> {
+        read_answer(self.respond(method, path, query, body, None)?)
+    }
+
+    /// Sends a request; an error status is the server's message.
+    fn respond(
+        &self,
+        method: &str,
+        path: &str,
+        query: &[(&str, String)],
+        body: Body<'_>,
+        accept: Option<&str>,
+    ) -> Result<ureq::Response, CliError> {
         let mut request = self.agent.request(method, &format!("{}{path}", self.base));
         for (name, value) in query {
             request = request.query(name, value);
         }
         if let Some(token) = &self.token {
             request = request.set("Authorization", &format!("Bearer {token}"));
+        }
+        if let Some(accept) = accept {
+            request = request.set("Accept", accept);
         }
         let result = match body {
             Body::None => request.call(),
@@ -142,7 +192,7 @@ impl Client {
             }
         };
         match result {
-            Ok(response) => read_answer(response),
+            Ok(response) => Ok(response),
             Err(ureq::Error::Status(status, response)) => Err(server_error(status, response)),
             Err(ureq::Error::Transport(transport)) => Err(CliError::CannotConnect(format!(
                 "Cannot connect to the Verbatim server at {} ({}). Is it running? Start it with `verbatim serve`.",
@@ -178,6 +228,53 @@ fn read_answer<T: DeserializeOwned>(response: ureq::Response) -> Result<T, CliEr
     answer.map_err(|e| CliError::local(format!("the server's answer is not readable: {e}")))
 }
 
+/// Reads server-sent events to the end of the stream, handing each to `on_event`.
+fn read_events(
+    reader: impl std::io::BufRead,
+    mut on_event: impl FnMut(&str, &str) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let (mut name, mut data) = (String::new(), Vec::<String>::new());
+    for line in reader.lines() {
+        let line =
+            line.map_err(|e| CliError::local(format!("the server's events stopped: {e}")))?;
+        if line.is_empty() {
+            if !data.is_empty() {
+                let event = if name.is_empty() { "message" } else { &name };
+                on_event(event, &data.join("\n"))?;
+            }
+            name.clear();
+            data.clear();
+            continue;
+        }
+        let (field, value) = line.split_once(':').unwrap_or((&line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match field {
+            "event" => name = value.to_string(),
+            "data" => data.push(value.to_string()),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The HTTP status an Error object's `code` stands for (an error sent inside a stream has
+/// no status of its own).
+pub fn status_of_code(code: &str) -> u16 {
+    match code {
+        "bad_request" => 400,
+        "unauthorized" => 401,
+        "forbidden" => 403,
+        "not_found" => 404,
+        "request_timeout" => 408,
+        "conflict" => 409,
+        "payload_too_large" => 413,
+        "unsupported_media_type" => 415,
+        "not_implemented" => 501,
+        "service_unavailable" => 503,
+        _ => 500,
+    }
+}
+
 fn server_error(status: u16, response: ureq::Response) -> CliError {
     let text = response.into_string().unwrap_or_default();
     let message = serde_json::from_str::<ErrorBody>(&text)
@@ -190,4 +287,27 @@ fn server_error(status: u16, response: ureq::Response) -> CliError {
             }
         });
     CliError::Server { status, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_read_with_their_names_and_joined_data() {
+        let stream = ": keep-alive\n\nevent: segment\ndata: {\"a\":1}\n\ndata: one\ndata:two\n\n";
+        let mut seen = Vec::new();
+        read_events(stream.as_bytes(), |name, data| {
+            seen.push((name.to_string(), data.to_string()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            vec![
+                ("segment".to_string(), "{\"a\":1}".to_string()),
+                ("message".to_string(), "one\ntwo".to_string()),
+            ]
+        );
+    }
 }

@@ -126,6 +126,14 @@ pub fn check(
     untranslatable: Untranslatable,
 ) -> Result<(), TranscribeError> {
     let spec = resolved.offer.spec;
+    if let Some(target) = &options.target_language {
+        // Whisper's own translate task goes into English; other targets need a provider.
+        if !target.eq_ignore_ascii_case("en") || !spec.multilingual() {
+            return Err(TranscribeError::NoTranslationProvider);
+        }
+        options.target_language = None;
+        options.task = Some(Task::Translate);
+    }
     if options.task == Some(Task::Translate) && !spec.multilingual() {
         match untranslatable {
             Untranslatable::Refuse => return Err(TranscribeError::CannotTranslate(spec.id)),
@@ -137,9 +145,6 @@ pub fn check(
                 options.task = None;
             }
         }
-    }
-    if options.target_language.is_some() {
-        return Err(TranscribeError::NoTranslationProvider);
     }
     let codes = options.language.iter().chain(&options.language_hints);
     if let Some(unknown) = codes.into_iter().find(|c| !spec.knows_language(c)) {

@@ -12,4 +12,8 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     pub code: String,
     pub message: String,
+    /// OpenAI's error type, on the OpenAI-compatible routes only (`invalid_request_error`,
+    /// `authentication_error`, `server_error`), so OpenAI clients show the message.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }

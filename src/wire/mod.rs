@@ -12,9 +12,11 @@ pub mod dictionary;
 mod error;
 mod formats;
 pub mod history;
+pub mod openai;
 pub mod rules;
 pub mod sessions;
 mod status;
+pub mod subtitles;
 pub mod transcription;
 
 pub use backup::{ImportSummary, SettingsDocument};

@@ -1,21 +1,27 @@
 //! `verbatim transcribe <file|->`: a path goes through the local-file route (no upload);
-//! `-` or no argument uploads standard input (refused over 256 MiB before sending).
+//! `-` or no argument uploads standard input (refused over 256 MiB before sending). With
+//! progress (a terminal, or `--progress`) the answer is streamed and each segment is shown on
+//! standard error as it is decoded; the result goes to standard output in the chosen format.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
+use super::super::client::status_of_code;
 use super::super::output::print_json;
 use super::super::{CliError, Client, Globals};
-use crate::wire::MAX_BODY_BYTES;
+use crate::wire::subtitles;
 use crate::wire::transcription::{
-    LocalFileRequest, ResponseFormat, TranscribeOptions, Transcription, TranscriptionSegment,
+    Granularity, LocalFileRequest, ResponseFormat, TranscribeOptions, Transcription,
+    TranscriptionSegment,
 };
+use crate::wire::{ErrorBody, MAX_BODY_BYTES};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Json,
     #[value(name = "verbose_json")]
     VerboseJson,
+    #[value(alias = "txt")]
     Text,
     Srt,
     Vtt,
@@ -56,6 +62,16 @@ pub struct TranscribeArgs {
     /// Output format (srt and vtt are rendered from the segments).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// With `--format verbose_json`: time every word (`words`).
+    #[arg(long)]
+    pub words: bool,
+    /// Show each segment on standard error as it is decoded, with where it starts (the
+    /// default when standard error is a terminal).
+    #[arg(long, conflicts_with = "no_progress")]
+    pub progress: bool,
+    /// Show nothing until the transcription is done.
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
@@ -65,30 +81,82 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
     } else {
         ""
     };
-    let result: Transcription = match args.input.as_deref() {
+    let progress = args.progress || (!args.no_progress && std::io::stderr().is_terminal());
+    let mut options = options(&args)?;
+    options.stream = progress.then_some(true);
+    let mut answer = Answer::default();
+    match args.input.as_deref() {
         None | Some("-") => {
             let audio = read_stdin()?;
             let mut headers = vec![("Content-Type", "application/octet-stream".to_string())];
-            headers.extend(options(&args)?.headers());
-            client.post_bytes(&format!("/v1/transcribe{query}"), &audio, &headers)?
+            headers.extend(options.headers());
+            let path = format!("/v1/transcribe{query}");
+            if progress {
+                client.post_bytes_for_events(&path, &audio, &headers, |n, d| answer.take(n, d))?;
+            } else {
+                answer.result = Some(client.post_bytes(&path, &audio, &headers)?);
+            }
         }
         Some(path) => {
-            let path = absolute(path)?;
-            let body = LocalFileRequest::new(path, &options(&args)?);
-            client.send("POST", &format!("/v1/transcribe/local-file{query}"), &body)?
+            let body = LocalFileRequest::new(absolute(path)?, &options);
+            let path = format!("/v1/transcribe/local-file{query}");
+            if progress {
+                client.post_for_events(&path, &body, |n, d| answer.take(n, d))?;
+            } else {
+                answer.result = Some(client.send("POST", &path, &body)?);
+            }
         }
     };
+    let result = answer.result.ok_or_else(|| {
+        CliError::local("the server's events ended before the transcription was done")
+    })?;
     if globals.json {
         print_json(&result);
         return Ok(());
     }
+    let segments = result.segments.as_deref().unwrap_or_default();
     match args.format {
         Format::Json | Format::VerboseJson => print_json(&result),
         Format::Text => println!("{}", result.text),
-        Format::Srt => print!("{}", subtitles(segments(&result), false)),
-        Format::Vtt => print!("{}", subtitles(segments(&result), true)),
+        Format::Srt => print!("{}", subtitles::srt(segments)),
+        Format::Vtt => print!("{}", subtitles::vtt(segments)),
     }
     Ok(())
+}
+
+/// A streamed answer as it arrives: each segment shown on standard error, then the result.
+#[derive(Default)]
+struct Answer {
+    result: Option<Transcription>,
+}
+
+impl Answer {
+    fn take(&mut self, event: &str, data: &str) -> Result<(), CliError> {
+        let unreadable = |e: serde_json::Error| {
+            CliError::local(format!("the server's '{event}' event is not readable: {e}"))
+        };
+        match event {
+            "segment" => {
+                let segment: TranscriptionSegment =
+                    serde_json::from_str(data).map_err(unreadable)?;
+                eprintln!(
+                    "[{}] {}",
+                    subtitles::timestamp(segment.start, '.'),
+                    segment.text.trim()
+                );
+            }
+            "done" => self.result = Some(serde_json::from_str(data).map_err(unreadable)?),
+            "error" => {
+                let body: ErrorBody = serde_json::from_str(data).map_err(unreadable)?;
+                return Err(CliError::Server {
+                    status: status_of_code(&body.error.code),
+                    message: body.error.message,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 fn absolute(path: &str) -> Result<String, CliError> {
@@ -125,6 +193,11 @@ fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
         model: args.model.clone(),
         apply_corrections: args.no_corrections.then_some(false),
         vad: args.no_vad.then_some(false),
+        timestamp_granularities: if args.words {
+            vec![Granularity::Segment, Granularity::Word]
+        } else {
+            Vec::new()
+        },
         ..TranscribeOptions::default()
     };
     if let Some(task) = &args.task {
@@ -153,58 +226,3 @@ fn read_stdin() -> Result<Vec<u8>, CliError> {
     Ok(audio)
 }
 
-fn segments(result: &Transcription) -> &[TranscriptionSegment] {
-    result.segments.as_deref().unwrap_or_default()
-}
-
-/// SRT or WebVTT from the result's segments.
-pub fn subtitles(segments: &[TranscriptionSegment], vtt: bool) -> String {
-    let mut out = String::new();
-    if vtt {
-        out.push_str("WEBVTT\n\n");
-    }
-    for (index, segment) in segments.iter().enumerate() {
-        let (start, end) = (segment.start, segment.end);
-        let text = segment.text.trim();
-        if !vtt {
-            out.push_str(&format!("{}\n", index + 1));
-        }
-        out.push_str(&format!(
-            "{} --> {}\n{text}\n\n",
-            timestamp(start, vtt),
-            timestamp(end, vtt)
-        ));
-    }
-    out
-}
-
-fn timestamp(seconds: f64, vtt: bool) -> String {
-    let millis = (seconds.max(0.0) * 1000.0).round() as u64;
-    let (h, m, s, ms) = (
-        millis / 3_600_000,
-        millis / 60_000 % 60,
-        millis / 1000 % 60,
-        millis % 1000,
-    );
-    let separator = if vtt { '.' } else { ',' };
-    format!("{h:02}:{m:02}:{s:02}{separator}{ms:03}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn srt_and_vtt_are_rendered_from_segments() {
-        let result: Vec<TranscriptionSegment> = serde_json::from_value(serde_json::json!([
-            {"start": 0.0, "end": 1.5, "text": " Hello there."},
-            {"start": 61.25, "end": 3725.001, "text": "Bye."}
-        ]))
-        .unwrap();
-        assert_eq!(
-            subtitles(&result, false),
-            "1\n00:00:00,000 --> 00:00:01,500\nHello there.\n\n2\n00:01:01,250 --> 01:02:05,001\nBye.\n\n"
-        );
-        assert!(subtitles(&result, true).starts_with("WEBVTT\n\n00:00:00.000 --> 00:00:01.500\n"));
-    }
-}

@@ -1,0 +1,161 @@
+//! Audio uploads, shared by Verbatim's and the OpenAI-compatible transcription routes: a
+//! multipart form's `file` part or a raw body is spooled to a temporary file as it arrives,
+//! never held whole in memory; every other form field is text of bounded size.
+
+use std::path::Path;
+
+use axum::body::Body;
+use axum::extract::Multipart;
+use axum::extract::multipart::Field;
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+
+use super::ApiError;
+use super::limits::body_read_error;
+use crate::transcribe::Audio;
+
+/// The longest text field a form may carry (a prompt is a few hundred words at most).
+pub const MAX_FIELD_BYTES: usize = 64 * 1024;
+
+/// An upload spooled to a temporary file, removed when this is dropped.
+pub struct Spooled {
+    pub file: tempfile::NamedTempFile,
+    /// The format named by the part's file name or `Content-Type`; None: sniff.
+    pub hint: Option<String>,
+}
+
+impl Spooled {
+    /// The audio to transcribe (the file must outlive the transcription).
+    pub fn audio(&self) -> Audio {
+        Audio::File {
+            path: self.file.path().to_path_buf(),
+            hint: self.hint.clone(),
+        }
+    }
+}
+
+/// Reads a multipart form to its end: the `file` part spooled, every other part handed to
+/// `field` as `(name, text)` in order. No `file` part, or an empty one, is a 400.
+pub async fn read_form(
+    mut multipart: Multipart,
+    mut field: impl FnMut(&str, &str) -> Result<(), ApiError>,
+) -> Result<Spooled, ApiError> {
+    let mut spooled = None;
+    while let Some(part) = multipart.next_field().await.map_err(multipart_error)? {
+        let name = part.name().unwrap_or_default().to_string();
+        if name == "file" {
+            spooled = Some(spool_part(part).await?);
+        } else {
+            let value = read_text(part, &name).await?;
+            field(&name, &value)?;
+        }
+    }
+    let spooled = spooled
+        .ok_or_else(|| ApiError::BadRequest("Missing 'file' part in multipart form data".into()))?;
+    ensure_not_empty(tokio::fs::metadata(spooled.file.path()).await)?;
+    Ok(spooled)
+}
+
+async fn spool_part(mut part: Field<'_>) -> Result<Spooled, ApiError> {
+    let hint = part
+        .file_name()
+        .and_then(|f| Path::new(f).extension())
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .or_else(|| part.content_type().and_then(hint_from_mime));
+    let file = spool_file()?;
+    let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
+    while let Some(chunk) = part.chunk().await.map_err(multipart_error)? {
+        out.write_all(&chunk).await.map_err(spool_error)?;
+    }
+    out.flush().await.map_err(spool_error)?;
+    Ok(Spooled { file, hint })
+}
+
+/// A text part, refused past [`MAX_FIELD_BYTES`] or when it is not UTF-8.
+async fn read_text(mut part: Field<'_>, name: &str) -> Result<String, ApiError> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = part.chunk().await.map_err(multipart_error)? {
+        if bytes.len() + chunk.len() > MAX_FIELD_BYTES {
+            return Err(ApiError::BadRequest(format!(
+                "The form field '{name}' is longer than {} KiB.",
+                MAX_FIELD_BYTES / 1024
+            )));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| ApiError::BadRequest(format!("The form field '{name}' is not UTF-8 text.")))
+}
+
+/// Spools a raw request body (the audio itself); an empty one is a 400.
+pub async fn spool_body(body: Body, hint: Option<String>) -> Result<Spooled, ApiError> {
+    let file = spool_file()?;
+    let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| body_read_error(&e))?;
+        out.write_all(&chunk).await.map_err(spool_error)?;
+    }
+    out.flush().await.map_err(spool_error)?;
+    ensure_not_empty(tokio::fs::metadata(file.path()).await)?;
+    Ok(Spooled { file, hint })
+}
+
+/// The audio format named by a raw body's `Content-Type`; None means sniff.
+pub fn raw_format_hint(content_type: &str) -> Result<Option<String>, ApiError> {
+    let mime = content_type.split(';').next().unwrap_or("").trim();
+    if mime.is_empty() || mime == "application/octet-stream" {
+        return Ok(None);
+    }
+    hint_from_mime(mime)
+        .map(Some)
+        .ok_or_else(|| ApiError::BadRequest(format!("Unsupported audio format '{mime}'")))
+}
+
+fn hint_from_mime(mime: &str) -> Option<String> {
+    let subtype = mime.trim().to_ascii_lowercase();
+    let subtype = subtype
+        .strip_prefix("audio/")
+        .or_else(|| subtype.strip_prefix("video/"))?;
+    let hint = match subtype {
+        "wav" | "x-wav" | "wave" | "vnd.wave" => "wav",
+        "mpeg" | "mp3" | "mpeg3" | "x-mpeg-3" => "mp3",
+        "mp4" | "m4a" | "x-m4a" | "quicktime" => "m4a",
+        "flac" | "x-flac" => "flac",
+        "ogg" | "vorbis" => "ogg",
+        "aac" | "x-aac" => "aac",
+        _ => return None,
+    };
+    Some(hint.to_string())
+}
+
+/// 400 for an empty file (its metadata, read from the opened handle).
+pub fn ensure_not_empty(meta: std::io::Result<std::fs::Metadata>) -> Result<(), ApiError> {
+    match meta {
+        Ok(meta) if meta.len() > 0 => Ok(()),
+        Ok(_) => Err(ApiError::BadRequest("No audio data provided".into())),
+        Err(e) => Err(ApiError::internal("could not read the audio file", e)),
+    }
+}
+
+fn spool_file() -> Result<tempfile::NamedTempFile, ApiError> {
+    tempfile::Builder::new()
+        .prefix("verbatim-upload-")
+        .tempfile()
+        .map_err(spool_error)
+}
+
+fn spool_error(err: std::io::Error) -> ApiError {
+    ApiError::internal("could not spool the upload", err)
+}
+
+/// A body over the limit or too slow is said so (413, 408); anything else is a bad form.
+pub fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
+    match body_read_error(&err) {
+        ApiError::BadRequest(_) => {
+            ApiError::BadRequest(format!("Invalid multipart form data: {}", err.body_text()))
+        }
+        limit => limit,
+    }
+}
