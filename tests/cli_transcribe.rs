@@ -232,3 +232,49 @@ fn import_ct2_refuses_malformed_input_and_leaves_nothing() {
         ))
         .stderr(predicate::str::contains("[possible values: q8_0, q5_1]"));
 }
+
+/// Sim mode: `--progress` streams the answer and shows each segment on standard error as it
+/// comes, while standard output keeps the result in the chosen format (`txt`, `verbose_json`
+/// with `--words`).
+#[test]
+fn progress_shows_segments_as_they_come_and_the_result_stays_on_stdout() {
+    let home = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(home.path(), &["--sim"]);
+    let clip = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/en-weather.wav");
+    let expected = common::recorded_text("en-weather");
+    let run = |args: &[&str]| {
+        let output = cli(home.path(), home.path())
+            .arg("transcribe")
+            .arg(&clip)
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        (
+            String::from_utf8(output.stdout).unwrap(),
+            String::from_utf8(output.stderr).unwrap(),
+        )
+    };
+    let (stdout, stderr) = run(&["--progress", "--format", "txt"]);
+    assert_eq!(stdout, format!("{expected}\n"));
+    assert_eq!(stderr, format!("[00:00:00.000] {expected}\n"));
+    // Not a terminal: nothing on standard error unless asked.
+    let (stdout, stderr) = run(&[]);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str()),
+        (format!("{expected}\n").as_str(), "")
+    );
+    let (stdout, _) = run(&["--progress", "--format", "verbose_json", "--words"]);
+    let result: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["text"], expected.as_str());
+    assert_eq!(
+        result["words"].as_array().map(Vec::len),
+        Some(expected.split_whitespace().count())
+    );
+    let (stdout, _) = run(&["--progress", "--format", "srt"]);
+    assert!(
+        stdout.starts_with("1\n00:00:00,000 --> 00:00:03,000\n"),
+        "{stdout}"
+    );
+}

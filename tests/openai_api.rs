@@ -89,7 +89,10 @@ fn parse_time(text: &str, separator: char) -> f64 {
         .unwrap_or_else(|| panic!("no '{separator}' in {text:?}"));
     let parts: Vec<u64> = clock.split(':').map(|p| p.parse().unwrap()).collect();
     assert_eq!(parts.len(), 3, "{text:?}");
-    assert!(parts[1] < 60 && parts[2] < 60 && millis.len() == 3, "{text:?}");
+    assert!(
+        parts[1] < 60 && parts[2] < 60 && millis.len() == 3,
+        "{text:?}"
+    );
     let millis: u64 = millis.parse().unwrap();
     (parts[0] * 3600 + parts[1] * 60 + parts[2]) as f64 + millis as f64 / 1000.0
 }
@@ -232,13 +235,19 @@ fn the_openai_sdk_reads_every_format_from_sim_mode() {
         json!([
             case("json", json!({})),
             case("by_id", json!({"model": "tiny.en"})),
-            case("other_name", json!({"model": "gpt-4o-transcribe", "language": "en"})),
+            case(
+                "other_name",
+                json!({"model": "gpt-4o-transcribe", "language": "en"})
+            ),
             case("text", json!({"response_format": "text"})),
             case("srt", json!({"response_format": "srt"})),
             case("vtt", json!({"response_format": "vtt"})),
             case("verbose", json!({"response_format": "verbose_json"})),
-            case("words", json!({"response_format": "verbose_json",
-                "timestamp_granularities": ["word", "segment"]})),
+            case(
+                "words",
+                json!({"response_format": "verbose_json",
+                "timestamp_granularities": ["word", "segment"]})
+            ),
             case("stream", json!({"stream": true})),
             case("bad_format", json!({"response_format": "diarized_json"})),
             case("bad_key", json!({"api_key": "not-the-token"})),
@@ -275,14 +284,20 @@ fn the_openai_sdk_reads_every_format_from_sim_mode() {
             assert!(segment.get(field).is_some(), "{field}: {segment}");
         }
     }
-    let words = value(&answers, "words")["words"].as_array().unwrap().clone();
+    let words = value(&answers, "words")["words"]
+        .as_array()
+        .unwrap()
+        .clone();
     let said: Vec<&str> = words.iter().map(|w| w["word"].as_str().unwrap()).collect();
     assert_eq!(
         said.join(" "),
         expected.split_whitespace().collect::<Vec<_>>().join(" ")
     );
     for pair in words.windows(2) {
-        assert!(pair[0]["end"].as_f64() <= pair[1]["start"].as_f64(), "{pair:?}");
+        assert!(
+            pair[0]["end"].as_f64() <= pair[1]["start"].as_f64(),
+            "{pair:?}"
+        );
     }
 
     let expected_cues = cues_of(verbose);
@@ -341,11 +356,8 @@ fn the_openai_sdk_translates_streams_and_times_words_with_real_models() {
         .output()
         .unwrap();
     assert!(selected.status.success(), "{selected:?}");
-    let server = SpawnedServer::start_with_env(
-        home.path(),
-        &[],
-        &[("VERBATIM_MODELS_DIR", models.path())],
-    );
+    let server =
+        SpawnedServer::start_with_env(home.path(), &[], &[("VERBATIM_MODELS_DIR", models.path())]);
     let (german, minutes) = (clip("de-morning"), clip("en-long-minutes"));
     let answers = sdk(
         &python,
@@ -364,7 +376,10 @@ fn the_openai_sdk_translates_streams_and_times_words_with_real_models() {
     );
     let translation = value(&answers, "translation");
     assert_eq!(
-        (translation["task"].as_str(), translation["language"].as_str()),
+        (
+            translation["task"].as_str(),
+            translation["language"].as_str()
+        ),
         (Some("translate"), Some("english"))
     );
     let text = translation["text"].as_str().unwrap().to_lowercase();
@@ -381,20 +396,32 @@ fn the_openai_sdk_translates_streams_and_times_words_with_real_models() {
     let duration = words["duration"].as_f64().unwrap();
     let mut last_start = 0.0;
     for word in timed {
-        let (start, end) = (word["start"].as_f64().unwrap(), word["end"].as_f64().unwrap());
-        assert!(start >= last_start && start <= end && end <= duration + 0.01, "{word}");
+        let (start, end) = (
+            word["start"].as_f64().unwrap(),
+            word["end"].as_f64().unwrap(),
+        );
+        assert!(
+            start >= last_start && start <= end && end <= duration + 0.01,
+            "{word}"
+        );
         last_start = start;
     }
     for segment in words["segments"].as_array().unwrap() {
         assert!(segment["avg_logprob"].as_f64().unwrap() < 0.0, "{segment}");
-        assert!(!segment["tokens"].as_array().unwrap().is_empty(), "{segment}");
+        assert!(
+            !segment["tokens"].as_array().unwrap().is_empty(),
+            "{segment}"
+        );
     }
 
     // A minute of speech is decoded in chunks: text arrives in several pieces before the end.
     let events = value(&answers, "stream").as_array().unwrap();
     let (done, deltas) = events.split_last().unwrap();
     assert!(deltas.len() >= 2, "{events:?}");
-    let streamed: String = deltas.iter().map(|d| d["delta"].as_str().unwrap()).collect();
+    let streamed: String = deltas
+        .iter()
+        .map(|d| d["delta"].as_str().unwrap())
+        .collect();
     let words_of = |t: &str| t.split_whitespace().count();
     let done_text = done["text"].as_str().unwrap();
     assert!(
@@ -546,7 +573,11 @@ async fn curl_style_requests_get_each_format_with_its_media_type() {
             Some(&wav),
         );
         let (status, kind, body) = exchange(&app, req).await;
-        assert_eq!((status, kind.as_str()), (StatusCode::OK, media_type), "{body}");
+        assert_eq!(
+            (status, kind.as_str()),
+            (StatusCode::OK, media_type),
+            "{body}"
+        );
         let flowing = body.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flowing.contains(&expected), "{format}: {body}");
     }
@@ -563,7 +594,10 @@ async fn curl_style_requests_get_each_format_with_its_media_type() {
     // Streamed: data-only events, the deltas then the whole text.
     let req = multipart(path, &[("stream", "true")], Some(&wav));
     let (status, kind, body) = exchange(&app, req).await;
-    assert_eq!((status, kind.as_str()), (StatusCode::OK, "text/event-stream"));
+    assert_eq!(
+        (status, kind.as_str()),
+        (StatusCode::OK, "text/event-stream")
+    );
     let events: Vec<Value> = body
         .split("\n\n")
         .filter_map(|event| event.strip_prefix("data: "))

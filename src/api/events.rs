@@ -107,7 +107,124 @@ impl Drop for AbortOnDrop {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
+    use crate::engine::{
+        Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, Segment, models,
+    };
+    use crate::transcribe::testing::transcriber;
+    use crate::transcribe::{Origin, Transcriber};
+    use crate::wire::transcription::TranscribeOptions;
+
+    /// Hears its first chunk at once; every later call runs until its request is cancelled.
+    struct Stalling {
+        calls: Arc<AtomicUsize>,
+        cancelled: Arc<AtomicUsize>,
+    }
+
+    impl Engine for Stalling {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            vec![ModelOffer {
+                spec: models::whisper_model("tiny.en").unwrap(),
+                downloaded: true,
+                loaded: true,
+            }]
+        }
+        fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                return Ok(EngineOutput {
+                    text: "first".into(),
+                    language: Some("en".into()),
+                    segments: vec![Segment::new(0.0, 1.0, "first")],
+                    processing_time: None,
+                });
+            }
+            while !r.cancel.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            self.cancelled.fetch_add(1, Ordering::SeqCst);
+            Err(EngineError::Cancelled)
+        }
+    }
+
+    async fn planned(t: &Arc<Transcriber>) -> Planned {
+        let options = TranscribeOptions {
+            model: Some("tiny.en".into()),
+            vad: Some(false),
+            ..TranscribeOptions::default()
+        };
+        t.plan(options, false, Origin::Api).await.ok().unwrap()
+    }
+
+    fn render(report: Report) -> Vec<Event> {
+        match report {
+            Report::Segments(segments) => segments
+                .iter()
+                .map(|s| Event::default().data(s.text.clone()))
+                .collect(),
+            Report::Finished(_) => vec![Event::default().data("done")],
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_leaving_mid_stream_stops_the_engine_and_frees_the_slot() {
+        let (calls, cancelled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let engine = Arc::new(Stalling {
+            calls: calls.clone(),
+            cancelled: cancelled.clone(),
+        });
+        let (_dir, t) = transcriber(vec![engine], 1);
+        // 70 s without voice activity detection: three chunks, the second never ends.
+        let audio = Audio::Samples(vec![0.01; 16_000 * 70]);
+        let response = stream(planned(&t).await, audio, None, render)
+            .await
+            .unwrap();
+        let mut body = response.into_body().into_data_stream();
+        let first = body.next().await.unwrap().unwrap();
+        assert_eq!(&first[..], b"data: first\n\n");
+        // The client reads the first segment and leaves.
+        drop(body);
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while cancelled.load(Ordering::SeqCst) == 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the engine was not stopped");
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        let again = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                let planned = planned(&t).await;
+                if let Ok(response) = stream(planned, Audio::Samples(vec![]), None, render).await {
+                    return response;
+                }
+            }
+        })
+        .await
+        .expect("the slot was not given back");
+        assert_eq!(again.status(), axum::http::StatusCode::OK);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failure_before_any_segment_is_an_ordinary_error_answer() {
+        let (calls, cancelled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let engine = Arc::new(Stalling { calls, cancelled });
+        let (_dir, t) = transcriber(vec![engine], 1);
+        let audio = Audio::File {
+            path: "/nonexistent/clip.wav".into(),
+            hint: None,
+        };
+        let err = stream(planned(&t).await, audio, None, render)
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(err.status(), axum::http::StatusCode::INTERNAL_SERVER_ERROR);
+    }
 
     #[test]
     fn the_option_decides_else_the_accept_header() {

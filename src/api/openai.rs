@@ -7,13 +7,13 @@
 use std::sync::Arc;
 
 use axum::Json;
+use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::Router;
 
 use super::events::{self, Report, json_event};
 use super::transcribe::header_text;
@@ -40,7 +40,10 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/audio/translations", post(translations))
 }
 
-async fn transcriptions(State(app): State<Arc<App>>, request: Request) -> Result<Response, ApiError> {
+async fn transcriptions(
+    State(app): State<Arc<App>>,
+    request: Request,
+) -> Result<Response, ApiError> {
     transcribe(app, request, Task::Transcribe).await
 }
 
@@ -185,7 +188,11 @@ fn stream_events(report: Report, said_anything: &mut bool) -> Vec<axum::response
 /// The answer in the asked format.
 fn render(transcript: Transcript, format: OpenAiFormat, options: &TranscribeOptions) -> Response {
     let plain = |text: String, kind: &'static str| {
-        ([(header::CONTENT_TYPE, HeaderValue::from_static(kind))], text).into_response()
+        (
+            [(header::CONTENT_TYPE, HeaderValue::from_static(kind))],
+            text,
+        )
+            .into_response()
     };
     let usage = Usage::of_audio(transcript.duration);
     match format {
@@ -262,7 +269,12 @@ fn verbose(
         language_name(transcript.language.as_deref())
     };
     OpenAiVerboseTranscription {
-        task: if translating { "translate" } else { "transcribe" }.into(),
+        task: if translating {
+            "translate"
+        } else {
+            "transcribe"
+        }
+        .into(),
         language,
         duration: transcript.duration,
         text: transcript.text,
@@ -328,12 +340,12 @@ mod tests {
 
     #[test]
     fn error_types_follow_openai() {
-        assert_eq!(
-            error_type(StatusCode::UNAUTHORIZED),
-            "authentication_error"
-        );
+        assert_eq!(error_type(StatusCode::UNAUTHORIZED), "authentication_error");
         assert_eq!(error_type(StatusCode::SERVICE_UNAVAILABLE), "server_error");
-        assert_eq!(error_type(StatusCode::INTERNAL_SERVER_ERROR), "server_error");
+        assert_eq!(
+            error_type(StatusCode::INTERNAL_SERVER_ERROR),
+            "server_error"
+        );
         for status in [400, 403, 404, 408, 413, 415] {
             let status = StatusCode::from_u16(status).unwrap();
             assert_eq!(error_type(status), "invalid_request_error");
@@ -371,7 +383,9 @@ mod tests {
         let mut translation = Asked::default();
         translation.set("language", "de", Task::Translate).unwrap();
         assert_eq!(translation.options.language, None);
-        let err = asked.set("temperature", "1.5", Task::Transcribe).unwrap_err();
+        let err = asked
+            .set("temperature", "1.5", Task::Transcribe)
+            .unwrap_err();
         assert_eq!(
             err.message(),
             "Invalid 'temperature' value '1.5': use a number from 0 to 1."

@@ -184,4 +184,28 @@ mod tests {
         o.set_form_field("language", "en").unwrap();
         assert!(o.validate().is_err());
     }
+
+    #[test]
+    fn english_as_target_is_the_translate_task_of_a_multilingual_model() {
+        use crate::transcribe::testing::gate;
+        let (engine, _release) = gate("whisper", vec!["base", "tiny.en"]);
+        let on = |model: &str| Resolved {
+            offer: engine.offer(model).unwrap(),
+            engine: engine.clone(),
+        };
+        let target = |code: &str| TranscribeOptions {
+            target_language: Some(code.into()),
+            ..TranscribeOptions::default()
+        };
+        let mut english = target("En");
+        check(&on("base"), &mut english, false, Untranslatable::Refuse).unwrap();
+        assert_eq!(
+            (english.task, english.target_language),
+            (Some(Task::Translate), None)
+        );
+        for (model, code) in [("tiny.en", "en"), ("base", "fr")] {
+            let err = check(&on(model), &mut target(code), false, Untranslatable::Refuse);
+            assert!(matches!(err, Err(TranscribeError::NoTranslationProvider)));
+        }
+    }
 }

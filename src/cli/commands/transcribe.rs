@@ -225,4 +225,3 @@ fn read_stdin() -> Result<Vec<u8>, CliError> {
     }
     Ok(audio)
 }
-
