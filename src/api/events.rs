@@ -24,7 +24,7 @@ pub enum Report {
     /// Segments just decoded, post-processed, in order.
     Segments(Vec<TimedText>),
     /// The end: the transcript, or why there is none.
-    Finished(Result<Transcript, TranscribeError>),
+    Finished(Box<Result<Transcript, TranscribeError>>),
 }
 
 /// How often an idle stream sends a comment, so clients and proxies keep the connection while
@@ -59,11 +59,16 @@ pub async fn stream(
     let task = tokio::spawn(async move {
         let finished = planned.run_streaming(audio, Some(on_segments)).await;
         drop(spooled);
-        let _ = reports.send(Report::Finished(finished));
+        let _ = reports.send(Report::Finished(Box::new(finished)));
     });
     let running = AbortOnDrop(task);
     let first = match received.recv().await {
-        Some(Report::Finished(Err(err))) => return Err(err.into()),
+        Some(Report::Finished(finished)) if finished.is_err() => {
+            return Err(finished.err().map_or_else(
+                || ApiError::internal("transcription stopped", "no error"),
+                ApiError::from,
+            ));
+        }
         Some(first) => first,
         None => return Err(ApiError::internal("transcription stopped", "no report")),
     };

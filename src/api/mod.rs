@@ -1,8 +1,8 @@
 //! The `/v1/` HTTP API: `router(app, port)` builds every route with its middleware.
 //!
-//! Request order: security headers -> Host / Origin checks (403) -> `OPTIONS` (204) ->
-//! route match (404) -> token (401) -> body size (413; too slow: 408) -> handler (panics
-//! become 500).
+//! Request order: security headers -> OpenAI error types (`/v1/audio/` only) -> Host / Origin
+//! checks (403) -> `OPTIONS` (204) -> route match (404) -> token (401) -> body size (413; too
+//! slow: 408) -> handler (panics become 500).
 
 mod backup;
 mod dictation;

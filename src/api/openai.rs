@@ -174,14 +174,16 @@ fn stream_events(report: Report, said_anything: &mut bool) -> Vec<axum::response
                 json_event(&OpenAiStreamEvent::Delta { delta })
             })
             .collect(),
-        Report::Finished(Ok(transcript)) => vec![json_event(&OpenAiStreamEvent::Done {
-            text: transcript.text,
-            usage: Usage::of_audio(transcript.duration),
-        })],
-        Report::Finished(Err(err)) => {
-            let err = ApiError::from(err);
-            vec![json_event(&typed(err.body(), err.status()))]
-        }
+        Report::Finished(finished) => match *finished {
+            Ok(transcript) => vec![json_event(&OpenAiStreamEvent::Done {
+                text: transcript.text,
+                usage: Usage::of_audio(transcript.duration),
+            })],
+            Err(err) => {
+                let err = ApiError::from(err);
+                vec![json_event(&typed(err.body(), err.status()))]
+            }
+        },
     }
 }
 

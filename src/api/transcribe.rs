@@ -138,10 +138,10 @@ async fn answer(
                 named_event("segment", &segment)
             })
             .collect(),
-        Report::Finished(Ok(transcript)) => {
-            vec![named_event("done", &transcription(transcript, &options))]
-        }
-        Report::Finished(Err(err)) => vec![named_event("error", &ApiError::from(err).body())],
+        Report::Finished(finished) => match *finished {
+            Ok(transcript) => vec![named_event("done", &transcription(transcript, &options))],
+            Err(err) => vec![named_event("error", &ApiError::from(err).body())],
+        },
     })
     .await
 }
