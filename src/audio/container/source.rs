@@ -1,23 +1,34 @@
-//! The MP4 file as the demuxer reads it, with the truncation fixes of the box scan applied.
+//! A file as a demuxer reads it after a container scan: the end moved to where the scan found
+//! the file cut short or unusable, and (MP4) the size of a box cut short patched.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use symphonia::core::io::MediaSource;
 
-/// A file as the MP4 demuxer should see it: with a trailing partial box header hidden and
-/// the size of a truncated last box patched to end at the end of the file.
-pub(crate) struct Mp4Source {
+/// A file as the demuxer should see it: only its first `len` bytes, with a few bytes replaced
+/// (an MP4 box size patched to end at the end of the file).
+pub(crate) struct ScannedSource {
     file: File,
     len: u64,
     pos: u64,
     patch: Option<(u64, Vec<u8>)>,
 }
 
-impl Mp4Source {
+impl ScannedSource {
+    /// Shows the first `len` bytes of `file`.
+    pub(super) fn new(file: File, len: u64) -> Self {
+        ScannedSource {
+            file,
+            len,
+            pos: 0,
+            patch: None,
+        }
+    }
+
     /// Shows the first `len` bytes of `file`; `truncated_box` is the position of the size field
-    /// of a box cut short, its new length and whether the size is in the 64-bit field.
-    pub(super) fn new(file: File, len: u64, truncated_box: Option<(u64, u64, bool)>) -> Self {
+    /// of an MP4 box cut short, its new length and whether the size is in the 64-bit field.
+    pub(super) fn mp4(file: File, len: u64, truncated_box: Option<(u64, u64, bool)>) -> Self {
         let patch = truncated_box.map(|(pos, new_len, large)| {
             if large {
                 (pos + 8, new_len.to_be_bytes().to_vec())
@@ -25,16 +36,14 @@ impl Mp4Source {
                 (pos, (new_len as u32).to_be_bytes().to_vec())
             }
         });
-        Mp4Source {
-            file,
-            len,
-            pos: 0,
+        ScannedSource {
             patch,
+            ..Self::new(file, len)
         }
     }
 }
 
-impl Read for Mp4Source {
+impl Read for ScannedSource {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.pos >= self.len {
             return Ok(0);
@@ -57,7 +66,7 @@ impl Read for Mp4Source {
     }
 }
 
-impl Seek for Mp4Source {
+impl Seek for ScannedSource {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let target = match to {
             SeekFrom::Start(p) => Some(p),
@@ -75,7 +84,7 @@ impl Seek for Mp4Source {
     }
 }
 
-impl MediaSource for Mp4Source {
+impl MediaSource for ScannedSource {
     fn is_seekable(&self) -> bool {
         true
     }
