@@ -13,7 +13,12 @@
 //!
 //! Such an element before the first cluster makes the file corrupt. After it, the file is
 //! treated as if it ended where the element begins (the audio before it stays readable, as
-//! for a file cut short). The elements the seek head points the demuxer to are checked too.
+//! for a file cut short).
+//!
+//! The demuxer also reads the elements the seek head points to, and gives up on the whole file
+//! (with a panic, for a target past the end) when one cannot be read: the cues at the end of a
+//! file cut short, a stale entry. Those targets are checked the same way, and the entries of
+//! those that would fail are hidden from the demuxer (their element ID reads as an unknown one).
 
 use std::fs::File;
 use std::io;
@@ -61,7 +66,9 @@ const SEEK_ID: u32 = 0x53AB;
 const SEEK_POSITION: u32 = 0x53AC;
 const SIMPLE_BLOCK: u32 = 0xA3;
 const BLOCK: u32 = 0xA1;
-/// Where the demuxer resynchronises, and what it follows the seek head to.
+/// The elements the demuxer reads where the seek head points: Tracks, Info, Tags, Cues.
+const READ_FROM_SEEK_HEAD: [u32; 4] = [0x1654_AE6B, 0x1549_A966, 0x1254_C367, 0x1C53_BB6B];
+/// Where the demuxer resynchronises.
 const TOP_LEVEL: [u32; 6] = [
     CLUSTER,
     0x1C53_BB6B, // Cues
@@ -76,17 +83,33 @@ const MAX_ELEMENTS: u64 = 20_000_000;
 /// Bytes read from the file at a time.
 const WINDOW: usize = 64 * 1024;
 
-/// What [`scan_mkv`] found: how much of the file the demuxer should see.
+/// What [`scan_mkv`] found: how much of the file the demuxer should see, and the seek entries
+/// to hide from it.
 #[derive(Debug)]
 pub(crate) struct MkvScan {
     visible_len: u64,
+    /// (position, length) of the element IDs of seek entries that lead nowhere.
+    hidden_seeks: Vec<(u64, u64)>,
 }
 
 impl MkvScan {
     /// The file as the demuxer should read it.
     pub(crate) fn source(&self, file: File) -> ScannedSource {
-        ScannedSource::new(file, self.visible_len)
+        let source = ScannedSource::new(file, self.visible_len);
+        self.hidden_seeks.iter().fold(source, |source, &(at, len)| {
+            source.with_patch(at, vec![0xFF; len as usize])
+        })
     }
+}
+
+/// An entry of a seek head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct SeekEntry {
+    /// The element ID it points to, and where that ID is written (position, length).
+    id: u32,
+    id_at: (u64, u64),
+    /// Where the element is, from the start of the segment's data.
+    position: u64,
 }
 
 /// Walks the elements of a Matroska / WebM file of `len` bytes; see the module docs.
@@ -103,18 +126,27 @@ pub(crate) fn scan_mkv(file: &mut File, len: u64) -> Result<MkvScan, String> {
         Err(Stop::Bad(why)) => return Err(why),
     };
     // The demuxer reads what the seek head points to before the first cluster.
-    let mut seeks = std::mem::take(&mut walker.seeks);
-    seeks.sort_unstable();
-    seeks.dedup();
-    for (id, position) in seeks {
-        let Some(at) = walker.segment_data.and_then(|s| s.checked_add(position)) else {
+    let mut hidden_seeks = Vec::new();
+    for seek in std::mem::take(&mut walker.seeks) {
+        // The demuxer skips IDs it does not know, and reads only these four.
+        if !READ_FROM_SEEK_HEAD.contains(&seek.id) || seek.id_at.1 > 8 {
             continue;
+        }
+        let target = walker
+            .segment_data
+            .and_then(|s| s.checked_add(seek.position));
+        let readable = match target {
+            Some(at) if at < visible_len => walker.target_reads(at, seek.id, visible_len)?,
+            _ => false,
         };
-        if at < visible_len && TOP_LEVEL.contains(&id) {
-            walker.walk_target(at, id, visible_len)?;
+        if !readable {
+            hidden_seeks.push(seek.id_at);
         }
     }
-    Ok(MkvScan { visible_len })
+    Ok(MkvScan {
+        visible_len,
+        hidden_seeks,
+    })
 }
 
 /// Why a walk ended early.
@@ -155,8 +187,8 @@ impl Header {
 struct Walker<'a> {
     bytes: Bytes<'a>,
     elements: u64,
-    /// (element ID, position in the segment) of each seek head entry.
-    seeks: Vec<(u32, u64)>,
+    /// The entries of the seek heads.
+    seeks: Vec<SeekEntry>,
     /// Where the segment's data begins (seek positions count from there).
     segment_data: Option<u64>,
 }
@@ -186,8 +218,12 @@ impl Walker<'_> {
             if self.elements > MAX_ELEMENTS {
                 return Err(Stop::Bad("too many Matroska elements".to_owned()));
             }
-            let Some(h) = self.bytes.header(pos)? else {
-                return Ok(()); // the file ends inside a header: the demuxer stops there
+            let h = match self.bytes.header(pos)? {
+                Some(Ok(h)) => h,
+                Some(Err(at)) => {
+                    return Err(fail(in_clusters, at, "an element size is unreadable"));
+                }
+                None => return Ok(()), // the file ends inside a header: the demuxer stops there
             };
             in_clusters |= h.id == CLUSTER;
             let parent_end = open.last().copied().unwrap_or(u64::MAX);
@@ -218,10 +254,15 @@ impl Walker<'_> {
                 SIMPLE_BLOCK | BLOCK if !self.laces_fit(h.data, size)? => {
                     return Err(fail(in_clusters, h.pos, "a laced block overruns itself"));
                 }
-                SEEK_ID => seek_id = Some(self.bytes.uint(h.data, size)? as u32),
+                SEEK_ID => seek_id = Some((self.bytes.uint(h.data, size)? as u32, (h.data, size))),
                 SEEK_POSITION => {
-                    if let Some(id) = seek_id {
-                        self.seeks.push((id, self.bytes.uint(h.data, size)?));
+                    if let Some((id, id_at)) = seek_id {
+                        let position = self.bytes.uint(h.data, size)?;
+                        self.seeks.push(SeekEntry {
+                            id,
+                            id_at,
+                            position,
+                        });
                     }
                 }
                 _ => {}
@@ -231,56 +272,76 @@ impl Walker<'_> {
         Ok(())
     }
 
-    /// Checks the element with ID `id` the seek head points to at `at`, as the demuxer reads it
-    /// (the whole rest of the file when its size is unknown).
-    fn walk_target(&mut self, at: u64, id: u32, visible_len: u64) -> Result<(), String> {
+    /// Whether the demuxer can read the element with ID `id` that a seek entry points to at
+    /// `at`: the element is there (after a byte that cannot start an ID, the demuxer takes the
+    /// next top-level element), with a known size within the first `visible_len` bytes (the
+    /// demuxer reads an element of unknown size to the end of the file, and fails there), and
+    /// all of its own elements are sound.
+    fn target_reads(&mut self, at: u64, id: u32, visible_len: u64) -> Result<bool, String> {
         let header = self.bytes.header(at).map_err(|e| e.to_string())?;
-        // After a byte that cannot start an ID, the demuxer reads the next top-level element.
-        let Some(h) = header.filter(|h| h.id == id) else {
-            return Ok(()); // the demuxer refuses a wrong element there itself
+        let Some(Ok(h)) = header.filter(|h| h.is_ok_and(|h| h.id == id)) else {
+            return Ok(false);
         };
-        let end = h.known_end().unwrap_or(visible_len);
-        match self.walk(h.pos, end.min(visible_len), false) {
-            Ok(()) | Err(Stop::Cut(_)) => Ok(()),
-            Err(Stop::Bad(why)) => Err(why),
-        }
+        let Some(end) = h.known_end().filter(|&end| end <= visible_len) else {
+            return Ok(false);
+        };
+        Ok(self.walk(h.pos, end, false).is_ok())
     }
 
     /// Whether the lace sizes of the block whose data (`size` bytes) is at `data` fit in it,
-    /// read as the demuxer reads them.
+    /// read as the demuxer reads them. A block that ends before its sizes do is the demuxer's
+    /// to refuse (it fails reading them); a size it would misread (a zero first byte, a
+    /// negative or overflowing EBML lace) does not fit.
     fn laces_fit(&mut self, data: u64, size: u64) -> Result<bool, Stop> {
+        let bytes = &mut self.bytes;
         let end = data + size;
         let mut r = Cursor { pos: data, end };
         // Track number, relative timestamp, flags.
-        let Some(_) = r.vint(&mut self.bytes)? else {
-            return Ok(true);
-        };
+        match r.vint(bytes)? {
+            Vint::Value(..) => {}
+            Vint::End => return Ok(true),
+            Vint::Zero => return Ok(false),
+        }
         r.pos += 2;
-        let Some(flags) = r.byte(&mut self.bytes)? else {
+        let Some(flags) = r.byte(bytes)? else {
             return Ok(true);
         };
         let lacing = (flags >> 1) & 0b11;
         if lacing == 0b00 || lacing == 0b10 {
             return Ok(true); // no lacing, or equal sizes that divide the block
         }
-        let Some(count) = r.byte(&mut self.bytes)? else {
+        let Some(count) = r.byte(bytes)? else {
             return Ok(true);
         };
-        let mut sizes = Vec::with_capacity(usize::from(count));
+        let mut sizes: Vec<u64> = Vec::with_capacity(usize::from(count));
         while sizes.len() < usize::from(count) {
             let next = if lacing == 0b01 {
-                r.xiph(&mut self.bytes)?
-            } else if let Some(&last) = sizes.last() {
-                r.signed_vint(&mut self.bytes)?
-                    .and_then(|d| i64::try_from(last).ok()?.checked_add(d))
-                    .and_then(|s| u64::try_from(s).ok())
+                r.xiph(bytes)?.map_or(Vint::End, |s| Vint::Value(s, 1))
             } else {
-                r.vint(&mut self.bytes)?.map(|(v, _)| v)
+                r.vint(bytes)?
             };
-            match next {
-                Some(s) => sizes.push(s),
-                None => return Ok(true), // the block ends in its sizes: the demuxer fails there
-            }
+            let (value, len) = match next {
+                Vint::Value(value, len) => (value, len),
+                Vint::End => return Ok(true),
+                Vint::Zero => return Ok(false),
+            };
+            let size = match sizes.last() {
+                Some(&last) if lacing == 0b11 => {
+                    // A signed difference from the previous size.
+                    let half_range = (1i64 << (len * 7 - 1)) - 1;
+                    let delta = (value as i64).wrapping_sub(half_range);
+                    let Some(size) = i64::try_from(last)
+                        .ok()
+                        .and_then(|last| last.checked_add(delta))
+                        .and_then(|s| u64::try_from(s).ok())
+                    else {
+                        return Ok(false);
+                    };
+                    size
+                }
+                _ => value,
+            };
+            sizes.push(size);
         }
         let mut left = end.saturating_sub(r.pos);
         for s in sizes {
@@ -291,6 +352,17 @@ impl Walker<'_> {
         }
         Ok(true)
     }
+}
+
+/// An EBML variable-size integer as read.
+enum Vint {
+    /// The value and its length in bytes (the one-byte all-ones form reads as `u64::MAX`, as
+    /// the demuxer has it).
+    Value(u64, u32),
+    /// The data ended first.
+    End,
+    /// A zero first byte, which the demuxer misreads.
+    Zero,
 }
 
 /// A read position inside a block, not past its end.
@@ -309,34 +381,25 @@ impl Cursor {
         Ok(b)
     }
 
-    /// An EBML variable-size integer and its length in bytes (the all-ones one-byte form reads
-    /// as `u64::MAX`, as the demuxer has it); `None` at the end or for a zero first byte.
-    fn vint(&mut self, bytes: &mut Bytes<'_>) -> io::Result<Option<(u64, u32)>> {
+    fn vint(&mut self, bytes: &mut Bytes<'_>) -> io::Result<Vint> {
         let Some(first) = self.byte(bytes)? else {
-            return Ok(None);
+            return Ok(Vint::End);
         };
         if first == 0xFF {
-            return Ok(Some((u64::MAX, 1)));
+            return Ok(Vint::Value(u64::MAX, 1));
         }
         if first == 0 {
-            return Ok(None);
+            return Ok(Vint::Zero);
         }
         let width = first.leading_zeros();
         let mut value = u64::from(first ^ (0x80 >> width));
         for _ in 0..width {
             let Some(b) = self.byte(bytes)? else {
-                return Ok(None);
+                return Ok(Vint::End);
             };
             value = (value << 8) | u64::from(b);
         }
-        Ok(Some((value, width + 1)))
-    }
-
-    fn signed_vint(&mut self, bytes: &mut Bytes<'_>) -> io::Result<Option<i64>> {
-        Ok(self.vint(bytes)?.map(|(value, len)| {
-            let half_range = (1i64 << (len * 7 - 1)) - 1;
-            (value as i64).wrapping_sub(half_range)
-        }))
+        Ok(Vint::Value(value, width + 1))
     }
 
     /// A Xiph lace size: a run of 255s and the byte that ends it, added up.
@@ -397,9 +460,9 @@ impl<'a> Bytes<'a> {
     }
 
     /// The element header at `pos`, read as the demuxer reads it: after a byte that cannot
-    /// start an ID, the next top-level ID is taken. `None` where the file ends first, or where
-    /// the demuxer would fail on the header.
-    fn header(&mut self, pos: u64) -> io::Result<Option<Header>> {
+    /// start an ID, the next top-level ID is taken. `None` where the file ends first; an error
+    /// with the element's position where the demuxer would misread its size.
+    fn header(&mut self, pos: u64) -> io::Result<Option<Result<Header, u64>>> {
         let mut r = Cursor { pos, end: self.len };
         let Some(first) = r.byte(self)? else {
             return Ok(None);
@@ -426,19 +489,21 @@ impl<'a> Bytes<'a> {
                 id = (id << 8) | u32::from(b);
             }
         };
-        let Some((size, size_len)) = r.vint(self)? else {
-            return Ok(None);
+        let (size, size_len) = match r.vint(self)? {
+            Vint::Value(size, len) => (size, len),
+            Vint::End => return Ok(None),
+            Vint::Zero => return Ok(Some(Err(id_pos))),
         };
         let one_byte_unknown = size == u64::MAX;
         let all_ones = one_byte_unknown || size == (1u64 << (7 * size_len)) - 1;
         let size = if one_byte_unknown { 0 } else { size };
-        Ok(Some(Header {
+        Ok(Some(Ok(Header {
             id,
             pos: id_pos,
             data: r.pos,
             size,
             unknown: size == 0 || all_ones,
-        }))
+        })))
     }
 }
 
@@ -500,6 +565,48 @@ mod tests {
     fn a_codec_private_size_past_the_file_is_corrupt() {
         let bytes = file(b"OpusHead", 1 << 50, &[0x81, 0, 0, 0x80, 1, 2, 3]);
         assert!(scan(&bytes).unwrap_err().contains("overruns"));
+        // A zero first byte of its size: unreadable.
+        let mut bytes = file(b"OpusHead", 8, &[0x81, 0, 0, 0x80, 1, 2, 3]);
+        let private = bytes.windows(2).position(|w| w == [0x63, 0xA2]).unwrap();
+        bytes[private + 2] = 0;
+        assert!(scan(&bytes).unwrap_err().contains("unreadable"));
+    }
+
+    #[test]
+    fn seek_entries_that_lead_nowhere_are_hidden() {
+        let seek = |id: &[u8], position: u64| {
+            let body = [
+                element(&[0x53, 0xAB], id.len() as u64, 1, id),
+                element(&[0x53, 0xAC], 8, 1, &position.to_be_bytes()),
+            ]
+            .concat();
+            element(&[0x4D, 0xBB], body.len() as u64, 1, &body)
+        };
+        let cues = [0x1C, 0x53, 0xBB, 0x6B];
+        let tracks = [0x16, 0x54, 0xAE, 0x6B];
+        // Cues past the end of the file, and Tracks where they are: right after the seek head,
+        // whose length does not depend on the positions (eight bytes each).
+        let seek_head = |tracks_at: u64| {
+            let entries = [seek(&cues, 1 << 20), seek(&tracks, tracks_at)].concat();
+            element(&[0x11, 0x4D, 0x9B, 0x74], entries.len() as u64, 1, &entries)
+        };
+        let head = seek_head(seek_head(0).len() as u64);
+        let plain = file(b"OpusHead", 8, &[0x81, 0, 0, 0x80, 1]);
+        // Put the seek head first in the segment (after its 12-byte header).
+        let segment = plain
+            .windows(4)
+            .position(|w| w == [0x18, 0x53, 0x80, 0x67])
+            .unwrap();
+        let at = segment + 12;
+        let bytes = [&plain[..at], &head, &plain[at..]].concat();
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&bytes).unwrap();
+        let scan = scan_mkv(&mut f, bytes.len() as u64).unwrap();
+        assert_eq!(scan.visible_len, bytes.len() as u64);
+        // Only the Cues entry is hidden: its ID, after the SeekHead, Seek and SeekID headers.
+        let cues_id = (at + 5 + 3 + 3) as u64;
+        assert_eq!(scan.hidden_seeks, vec![(cues_id, 4)]);
+        assert_eq!(&bytes[cues_id as usize..cues_id as usize + 4], cues);
     }
 
     #[test]
@@ -514,6 +621,14 @@ mod tests {
             visible < bytes.len() as u64 - block.len() as u64,
             "{visible}"
         );
+        // EBML lacing of three frames: 5 bytes, then 5 - 10 (53 less the bias of 63): negative.
+        let block = [0x81, 0, 0, 0x06, 2, 0x85, 0x80 | 53, 1, 2, 3, 4, 5, 6];
+        let bytes = file(b"OpusHead", 8, &block);
+        assert!(scan(&bytes).unwrap() < (bytes.len() - block.len()) as u64);
+        // A zero byte where the track number starts: the demuxer would misread it.
+        let block = [0x00, 0x81, 0, 0, 0x80, 1, 2];
+        let bytes = file(b"OpusHead", 8, &block);
+        assert!(scan(&bytes).unwrap() < (bytes.len() - block.len()) as u64);
         // Xiph lacing (flags 0x02) whose sizes fit is fine.
         let block = [0x81, 0, 0, 0x02, 1, 3, 1, 2, 3, 4, 5];
         let bytes = file(b"OpusHead", 8, &block);

@@ -1,18 +1,19 @@
 //! A file as a demuxer reads it after a container scan: the end moved to where the scan found
-//! the file cut short or unusable, and (MP4) the size of a box cut short patched.
+//! the file cut short or unusable, and a few bytes patched (an MP4 box cut short, Matroska seek
+//! entries that lead nowhere).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use symphonia::core::io::MediaSource;
 
-/// A file as the demuxer should see it: only its first `len` bytes, with a few bytes replaced
-/// (an MP4 box size patched to end at the end of the file).
+/// A file as the demuxer should see it: only its first `len` bytes, with a few bytes replaced.
 pub(crate) struct ScannedSource {
     file: File,
     len: u64,
     pos: u64,
-    patch: Option<(u64, Vec<u8>)>,
+    /// (position, bytes shown there instead).
+    patches: Vec<(u64, Vec<u8>)>,
 }
 
 impl ScannedSource {
@@ -22,23 +23,28 @@ impl ScannedSource {
             file,
             len,
             pos: 0,
-            patch: None,
+            patches: Vec::new(),
         }
+    }
+
+    /// Shows `bytes` at `at` instead of what the file has there.
+    pub(super) fn with_patch(mut self, at: u64, bytes: Vec<u8>) -> Self {
+        self.patches.push((at, bytes));
+        self
     }
 
     /// Shows the first `len` bytes of `file`; `truncated_box` is the position of the size field
     /// of an MP4 box cut short, its new length and whether the size is in the 64-bit field.
     pub(super) fn mp4(file: File, len: u64, truncated_box: Option<(u64, u64, bool)>) -> Self {
-        let patch = truncated_box.map(|(pos, new_len, large)| {
-            if large {
-                (pos + 8, new_len.to_be_bytes().to_vec())
-            } else {
-                (pos, (new_len as u32).to_be_bytes().to_vec())
+        let source = Self::new(file, len);
+        match truncated_box {
+            Some((pos, new_len, true)) => {
+                source.with_patch(pos + 8, new_len.to_be_bytes().to_vec())
             }
-        });
-        ScannedSource {
-            patch,
-            ..Self::new(file, len)
+            Some((pos, new_len, false)) => {
+                source.with_patch(pos, (new_len as u32).to_be_bytes().to_vec())
+            }
+            None => source,
         }
     }
 }
@@ -51,7 +57,7 @@ impl Read for ScannedSource {
         let max = ((self.len - self.pos).min(buf.len() as u64)) as usize;
         self.file.seek(SeekFrom::Start(self.pos))?;
         let n = self.file.read(&mut buf[..max])?;
-        if let Some((at, bytes)) = &self.patch {
+        for (at, bytes) in &self.patches {
             let (start, end) = (self.pos, self.pos + n as u64);
             let (p_start, p_end) = (*at, *at + bytes.len() as u64);
             let lo = start.max(p_start);
