@@ -20,10 +20,13 @@
 //! file cut short, a stale entry. Those targets are checked the same way, and the entries of
 //! those that would fail are hidden from the demuxer (their element ID reads as an unknown one).
 
+mod ebml;
+
 use std::fs::File;
 use std::io;
 
-use super::{ScannedSource, read_at};
+use super::ScannedSource;
+use ebml::{Bytes, CLUSTER, Cursor, Vint};
 
 /// EBML IDs of the master elements (those the demuxer reads children of).
 const MASTERS: [u32; 30] = [
@@ -60,7 +63,6 @@ const MASTERS: [u32; 30] = [
 ];
 
 const SEGMENT: u32 = 0x1853_8067;
-const CLUSTER: u32 = 0x1F43_B675;
 const SEEK: u32 = 0x4DBB;
 const SEEK_ID: u32 = 0x53AB;
 const SEEK_POSITION: u32 = 0x53AC;
@@ -68,20 +70,9 @@ const SIMPLE_BLOCK: u32 = 0xA3;
 const BLOCK: u32 = 0xA1;
 /// The elements the demuxer reads where the seek head points: Tracks, Info, Tags, Cues.
 const READ_FROM_SEEK_HEAD: [u32; 4] = [0x1654_AE6B, 0x1549_A966, 0x1254_C367, 0x1C53_BB6B];
-/// Where the demuxer resynchronises.
-const TOP_LEVEL: [u32; 6] = [
-    CLUSTER,
-    0x1C53_BB6B, // Cues
-    0x1549_A966, // Info
-    0x114D_9B74, // SeekHead
-    0x1254_C367, // Tags
-    0x1654_AE6B, // Tracks
-];
 
 /// At most this many elements are examined (a four-hour WebM has under a million).
 const MAX_ELEMENTS: u64 = 20_000_000;
-/// Bytes read from the file at a time.
-const WINDOW: usize = 64 * 1024;
 
 /// What [`scan_mkv`] found: how much of the file the demuxer should see, and the seek entries
 /// to hide from it.
@@ -161,26 +152,6 @@ enum Stop {
 impl From<io::Error> for Stop {
     fn from(e: io::Error) -> Self {
         Stop::Bad(format!("the file could not be read ({e})"))
-    }
-}
-
-/// An element header as the demuxer reads it.
-#[derive(Debug, Clone, Copy)]
-struct Header {
-    id: u32,
-    pos: u64,
-    data: u64,
-    /// The declared size as the demuxer reads it (0 for the one-byte unknown size).
-    size: u64,
-    /// Whether the size is unknown: 0, or all ones at any width (the demuxer reads only the
-    /// one-byte form so, but writers use wider ones: browsers do for live WebM).
-    unknown: bool,
-}
-
-impl Header {
-    /// Where a master element ends, if it says.
-    fn known_end(&self) -> Option<u64> {
-        (!self.unknown).then(|| self.data.saturating_add(self.size))
     }
 }
 
@@ -351,159 +322,6 @@ impl Walker<'_> {
             left -= s;
         }
         Ok(true)
-    }
-}
-
-/// An EBML variable-size integer as read.
-enum Vint {
-    /// The value and its length in bytes (the one-byte all-ones form reads as `u64::MAX`, as
-    /// the demuxer has it).
-    Value(u64, u32),
-    /// The data ended first.
-    End,
-    /// A zero first byte, which the demuxer misreads.
-    Zero,
-}
-
-/// A read position inside a block, not past its end.
-struct Cursor {
-    pos: u64,
-    end: u64,
-}
-
-impl Cursor {
-    fn byte(&mut self, bytes: &mut Bytes<'_>) -> io::Result<Option<u8>> {
-        if self.pos >= self.end {
-            return Ok(None);
-        }
-        let b = bytes.byte(self.pos)?;
-        self.pos += 1;
-        Ok(b)
-    }
-
-    fn vint(&mut self, bytes: &mut Bytes<'_>) -> io::Result<Vint> {
-        let Some(first) = self.byte(bytes)? else {
-            return Ok(Vint::End);
-        };
-        if first == 0xFF {
-            return Ok(Vint::Value(u64::MAX, 1));
-        }
-        if first == 0 {
-            return Ok(Vint::Zero);
-        }
-        let width = first.leading_zeros();
-        let mut value = u64::from(first ^ (0x80 >> width));
-        for _ in 0..width {
-            let Some(b) = self.byte(bytes)? else {
-                return Ok(Vint::End);
-            };
-            value = (value << 8) | u64::from(b);
-        }
-        Ok(Vint::Value(value, width + 1))
-    }
-
-    /// A Xiph lace size: a run of 255s and the byte that ends it, added up.
-    fn xiph(&mut self, bytes: &mut Bytes<'_>) -> io::Result<Option<u64>> {
-        let mut size = 0u64;
-        loop {
-            match self.byte(bytes)? {
-                Some(255) => size += 255,
-                Some(b) => return Ok(Some(size + u64::from(b))),
-                None => return Ok(None),
-            }
-        }
-    }
-}
-
-/// The file, read through a window.
-struct Bytes<'a> {
-    file: &'a mut File,
-    len: u64,
-    buf: Vec<u8>,
-    start: u64,
-}
-
-impl<'a> Bytes<'a> {
-    fn new(file: &'a mut File, len: u64) -> Self {
-        Bytes {
-            file,
-            len,
-            buf: Vec::new(),
-            start: 0,
-        }
-    }
-
-    /// The byte at `pos`; `None` past the end of the file.
-    fn byte(&mut self, pos: u64) -> io::Result<Option<u8>> {
-        if pos >= self.len {
-            return Ok(None);
-        }
-        if pos < self.start || pos >= self.start + self.buf.len() as u64 {
-            self.buf.resize(WINDOW, 0);
-            let n = read_at(self.file, pos, &mut self.buf)?;
-            self.buf.truncate(n);
-            self.start = pos;
-        }
-        Ok(self.buf.get((pos - self.start) as usize).copied())
-    }
-
-    /// The big-endian unsigned integer of `size` bytes at `pos` (0 when longer than 8 bytes).
-    fn uint(&mut self, pos: u64, size: u64) -> io::Result<u64> {
-        if size > 8 {
-            return Ok(0);
-        }
-        let mut value = 0u64;
-        for i in 0..size {
-            value = (value << 8) | u64::from(self.byte(pos + i)?.unwrap_or(0));
-        }
-        Ok(value)
-    }
-
-    /// The element header at `pos`, read as the demuxer reads it: after a byte that cannot
-    /// start an ID, the next top-level ID is taken. `None` where the file ends first; an error
-    /// with the element's position where the demuxer would misread its size.
-    fn header(&mut self, pos: u64) -> io::Result<Option<Result<Header, u64>>> {
-        let mut r = Cursor { pos, end: self.len };
-        let Some(first) = r.byte(self)? else {
-            return Ok(None);
-        };
-        let width = first.leading_zeros();
-        let (id, id_pos) = if width <= 3 {
-            let mut id = u32::from(first);
-            for _ in 0..width {
-                let Some(b) = r.byte(self)? else {
-                    return Ok(None);
-                };
-                id = (id << 8) | u32::from(b);
-            }
-            (id, pos)
-        } else {
-            let mut id = 0u32;
-            loop {
-                if TOP_LEVEL.contains(&id) {
-                    break (id, r.pos - 4);
-                }
-                let Some(b) = r.byte(self)? else {
-                    return Ok(None);
-                };
-                id = (id << 8) | u32::from(b);
-            }
-        };
-        let (size, size_len) = match r.vint(self)? {
-            Vint::Value(size, len) => (size, len),
-            Vint::End => return Ok(None),
-            Vint::Zero => return Ok(Some(Err(id_pos))),
-        };
-        let one_byte_unknown = size == u64::MAX;
-        let all_ones = one_byte_unknown || size == (1u64 << (7 * size_len)) - 1;
-        let size = if one_byte_unknown { 0 } else { size };
-        Ok(Some(Ok(Header {
-            id,
-            pos: id_pos,
-            data: r.pos,
-            size,
-            unknown: size == 0 || all_ones,
-        })))
     }
 }
 
