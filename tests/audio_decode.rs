@@ -90,6 +90,10 @@ const TONES: &[(&str, f64, u32, u16)] = &[
     ("tone_44k1_mono.ogg", 2.0, 44_100, 1),
     ("tone_44k1_mono.m4a", 2.0, 44_100, 1),
     ("tone_48k_stereo_with_video.mov", 2.0, 48_000, 2),
+    ("tone_48k_mono.opus", 0.5, 48_000, 1),
+    ("tone_22k05_mono.aiff", 0.5, 22_050, 1),
+    ("tone_44k1_mono_alac.caf", 0.5, 44_100, 1),
+    ("tone_44k1_mono_with_video.mkv", 2.0, 44_100, 1),
 ];
 
 /// Duration of the espeak-ng phrase (see make.sh).
@@ -156,6 +160,12 @@ fn hints_do_not_change_the_result() {
         ("tone_44k1_mono.m4a", "m4a"),
         ("tone_16k_mono.flac", "flac"),
         ("tone_44k1_mono.ogg", "ogg"),
+        ("speech_48k_mono.webm", "audio/webm;codecs=opus"),
+        ("speech_48k_mono.opus", "audio/ogg; codecs=opus"),
+        ("tone_22k05_mono.aiff", "audio/x-aiff"),
+        ("tone_44k1_mono_alac.caf", "caf"),
+        ("tone_44k1_mono_with_video.mkv", "video/x-matroska"),
+        ("tone_48k_mono.opus", "mp3"), // a wrong hint is harmless
     ] {
         let hinted = decode_file(&fixture(name), Some(hint)).unwrap();
         assert_eq!(
@@ -269,6 +279,9 @@ fn truncated_files_keep_the_audio_before_the_cut() {
         ("tone_44k1_stereo_s16.wav", 0.5, 0.75),
         // Ogg loses the whole partial page; at this bitrate a page holds about a second.
         ("tone_44k1_mono.ogg", 2.0, 0.45),
+        ("tone_22k05_mono.aiff", 0.5, 0.75),
+        // Matroska with its cues at the end (which are lost): blocks interleaved with video.
+        ("tone_44k1_mono_with_video.mkv", 2.0, 0.5),
     ] {
         let bytes = fixture_bytes(name);
         let cut = bytes.len() * 8 / 10;
@@ -326,18 +339,31 @@ fn other_binary_files_are_not_audio() {
 
 #[test]
 fn known_unsupported_formats_are_named() {
-    let mut aiff = b"FORM\x00\x00\x10\x00AIFFCOMM".to_vec();
-    aiff.resize(4096, 0);
-    let err = decode_bytes(&aiff).unwrap_err();
+    // An ASF (WMA) header, and AMR.
+    let mut wma = vec![0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11];
+    wma.resize(4096, 0);
+    let err = decode_bytes(&wma).unwrap_err();
     assert!(
-        matches!(&err, DecodeError::UnsupportedCodec(name) if name == "AIFF"),
+        matches!(&err, DecodeError::UnsupportedCodec(name) if name.contains("WMA")),
         "{err:?}"
     );
+    let mut amr = b"#!AMR\n".to_vec();
+    amr.resize(4096, 0x3C);
+    let err = decode_bytes(&amr).unwrap_err();
+    assert!(err.to_string().contains("AMR"), "{err}");
+}
 
+#[test]
+fn damaged_aiff_and_webm_headers_are_corrupt() {
+    // Once unsupported, now decoded: their damaged headers are corrupt files.
+    let mut aiff = b"FORM\x00\x00\x10\x00AIFFCOMM".to_vec();
+    aiff.resize(4096, 0);
     let mut webm = vec![0x1A, 0x45, 0xDF, 0xA3];
     webm.resize(4096, 0x42);
-    let err = decode_bytes(&webm).unwrap_err();
-    assert!(err.to_string().contains("WebM"), "{err}");
+    for bytes in [aiff, webm] {
+        let err = decode_bytes(&bytes).unwrap_err();
+        assert!(matches!(err, DecodeError::Corrupt(_)), "{err:?}");
+    }
 }
 
 #[test]
@@ -365,10 +391,20 @@ fn video_without_audio_has_no_audio_track() {
 }
 
 #[test]
-fn opus_is_an_unsupported_codec() {
-    let err = decode_file(&fixture("tone_48k_mono.opus"), Some("opus")).unwrap_err();
-    assert!(matches!(err, DecodeError::UnsupportedCodec(_)), "{err:?}");
-    assert!(err.to_string().contains("Opus"), "{err}");
+fn unknown_bytes_named_as_wma_are_an_unsupported_format() {
+    // Nothing in the bytes says what they are; the hint names a format that is not decoded.
+    let mut bytes = b"not a known signature".to_vec();
+    bytes.resize(4096, 0x55);
+    let file = write_temp(&bytes);
+    let err = decode_file(file.path(), Some("audio/x-ms-wma")).unwrap_err();
+    assert!(
+        matches!(&err, DecodeError::UnsupportedCodec(name) if name == "Windows Media Audio"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "The audio format is not supported: Windows Media Audio."
+    );
 }
 
 fn temp_file(bytes: &[u8]) -> tempfile::NamedTempFile {

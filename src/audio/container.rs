@@ -9,15 +9,24 @@
 //!   failed allocation aborts the process), patches the size of a final box cut short by
 //!   truncation so the audio before the cut stays readable, and reads the edit list that
 //!   marks the AAC encoder delay and padding.
+//! * [`scan_mkv`] walks the EBML elements of Matroska / WebM files and [`scan_caf`] the chunks
+//!   of CAF files, refusing the sizes those demuxers would allocate buffers from unchecked
+//!   (see their modules).
 
+mod caf;
+mod mkv;
 mod mp4;
 mod sniff;
+mod source;
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
+pub(crate) use caf::scan_caf;
+pub(crate) use mkv::scan_mkv;
 pub(crate) use mp4::{Mp4Scan, Trim, scan_mp4};
 pub(crate) use sniff::{Container, Sniffed, sniff};
+pub(crate) use source::ScannedSource;
 
 /// Reads up to `buf.len()` bytes at `pos`; returns how many were read (short at EOF).
 fn read_at(file: &mut File, pos: u64, buf: &mut [u8]) -> io::Result<usize> {

@@ -1,7 +1,10 @@
 //! Decoding of uploaded audio files into 16 kHz mono `f32` samples.
 //!
 //! Supported inputs: WAV (PCM 8/16/24/32-bit, float, A-law/µ-law, IMA/MS ADPCM), MP3, FLAC,
-//! Ogg Vorbis, and MP4/M4A/MOV with AAC (or MP3/FLAC/PCM) audio, plus raw ADTS AAC.
+//! Ogg (Vorbis, Opus, FLAC), WebM and Matroska (Opus, Vorbis, FLAC, AAC, PCM; what browsers'
+//! MediaRecorder writes), MP4/M4A/MOV (AAC, ALAC, MP3, FLAC, PCM), AIFF/AIFC, CAF (ALAC, AAC,
+//! PCM and the rest symphonia decodes), plus raw ADTS AAC. Opus is decoded by the system
+//! libopus (see `opus`), everything else by symphonia.
 //!
 //! The file is streamed: packets are read and decoded one at a time, each decoded buffer is
 //! averaged down to mono and pushed through a
@@ -13,7 +16,7 @@
 //!
 //! The format is recognised from the leading bytes of the file (after any ID3v2 tag), not
 //! from the name: see `container::sniff`. Unrecognised bytes are [`DecodeError::NotAudio`];
-//! recognisable but unsupported formats (Opus, WebM, AIFF, WMA, AMR, ...) are
+//! recognisable but unsupported formats (WMA, AMR, WavPack, RF64, ...) are
 //! [`DecodeError::UnsupportedCodec`] with the format's name.
 //!
 //! # Damaged input
@@ -43,14 +46,21 @@
 //! * MP4 sample tables whose entry counts exceed their box are rejected before the demuxer
 //!   sees them: it pre-allocates from those counts, and a failed allocation aborts the
 //!   process instead of unwinding. Allocation aborts elsewhere cannot be caught; a
-//!   memory-limited worker process is the only complete guard against those.
+//!   memory-limited worker process is the only complete guard against those. Matroska element
+//!   and lace sizes and CAF cookie, packet table and packet sizes are checked the same way
+//!   (the demuxers allocate from them unchecked), and so is the frame length of an ALAC
+//!   stream.
 
+mod alac;
 mod downmix;
 mod errors;
 mod hint;
 mod open;
+mod opus;
 mod packets;
 mod track;
+
+pub use hint::{FILE_EXTENSIONS, hint_for_mime};
 
 use std::fs::File;
 use std::io::ErrorKind;
@@ -128,7 +138,7 @@ pub enum DecodeError {
     Empty,
     /// The bytes are not in any supported audio format.
     #[error(
-        "Could not recognise the audio format (expected WAV, MP3, FLAC, Ogg Vorbis, M4A/MP4 with AAC)."
+        "Could not recognise the audio format (expected WAV, MP3, FLAC, Ogg, Opus, WebM/Matroska, M4A/MP4, AIFF or CAF)."
     )]
     NotAudio,
     /// The container was recognised, but its audio codec or format is not supported.
@@ -156,9 +166,10 @@ pub enum DecodeError {
 
 /// Decodes the audio file at `path` to 16 kHz mono.
 ///
-/// `hint` is a file extension or a MIME subtype ("wav", "mp3", "mpeg", "m4a", "mp4", "flac",
-/// "ogg", "aac", ...) or None to sniff. The format is always detected from the content; the
-/// hint only improves the error message for known formats that are not supported.
+/// `hint` is a file extension or a MIME type or subtype ("wav", "mp3", "mpeg", "m4a", "webm",
+/// "audio/ogg; codecs=opus", ...; see [`hint_for_mime`]) or None to sniff. The format is always
+/// detected from the content; the hint only improves the error message for known formats that
+/// are not supported.
 ///
 /// See the module documentation for how damaged input is handled.
 pub fn decode_file(path: &Path, hint: Option<&str>) -> Result<DecodedAudio, DecodeError> {
@@ -252,12 +263,14 @@ fn decode_stream(
             max_secs: MAX_DURATION_SECS,
         });
     }
+    let keep = track::ogg_opus_length(opened.format.as_ref(), track_id, opened.container);
     let stream = packets::Stream {
         format: opened.format,
         decoder,
         track_id,
         mp4: opened.mp4.as_ref(),
         declared,
+        keep,
     };
     packets::decode_packets(stream, cancel, sink)
 }

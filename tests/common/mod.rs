@@ -5,6 +5,7 @@
 pub mod flac;
 pub mod probe;
 pub mod pulse;
+pub mod webm;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -1,13 +1,13 @@
 //! MP4 / QuickTime: what the box scan finds (the gapless trim of each track, the truncation
 //! fixes), and the file as the demuxer should see it.
 
-mod source;
 mod walk;
 
 use std::fs::File;
 
-pub(crate) use source::Mp4Source;
 pub(crate) use walk::scan_mp4;
+
+use super::ScannedSource;
 
 /// An edit-list entry of a track, in the track's own units.
 #[derive(Debug, Clone, Copy, Default)]
@@ -85,8 +85,8 @@ impl Mp4Scan {
     }
 
     /// Wraps `file` so the demuxer sees the truncation fixes made by the scan.
-    pub(crate) fn source(&self, file: File) -> Mp4Source {
-        Mp4Source::new(file, self.visible_len, self.truncated_box)
+    pub(crate) fn source(&self, file: File) -> ScannedSource {
+        ScannedSource::mp4(file, self.visible_len, self.truncated_box)
     }
 }
 

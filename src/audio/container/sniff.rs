@@ -15,6 +15,10 @@ pub(crate) enum Container {
     Mp4,
     MpegAudio,
     Adts,
+    /// Matroska and WebM.
+    Matroska,
+    Aiff,
+    Caf,
 }
 
 /// The result of [`sniff`].
@@ -100,13 +104,13 @@ fn sniff_head(h: &[u8]) -> Option<Sniffed> {
         return Some(Unsupported("RF64 WAV"));
     }
     if at(0, b"FORM") && (at(8, b"AIFF") || at(8, b"AIFC")) {
-        return Some(Unsupported("AIFF"));
+        return Some(Supported(Container::Aiff));
     }
     if at(0, b"caff") {
-        return Some(Unsupported("Core Audio Format (CAF)"));
+        return Some(Supported(Container::Caf));
     }
     if at(0, &[0x1A, 0x45, 0xDF, 0xA3]) {
-        return Some(Unsupported("WebM/Matroska"));
+        return Some(Supported(Container::Matroska));
     }
     if at(0, &[0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) {
         return Some(Unsupported("Windows Media Audio (WMA)"));
@@ -178,6 +182,18 @@ mod tests {
         assert_eq!(
             sniff_head(b"OggS\0\x02"),
             Some(Sniffed::Supported(Container::Ogg))
+        );
+        assert_eq!(
+            sniff_head(b"\x1A\x45\xDF\xA3\x9F\x42\x86\x81"),
+            Some(Sniffed::Supported(Container::Matroska))
+        );
+        assert_eq!(
+            sniff_head(b"FORM\0\0\x10\0AIFCFVER"),
+            Some(Sniffed::Supported(Container::Aiff))
+        );
+        assert_eq!(
+            sniff_head(b"caff\0\x01\0\0desc"),
+            Some(Sniffed::Supported(Container::Caf))
         );
         assert_eq!(sniff_head(b"#!AMR\n"), Some(Sniffed::Unsupported("AMR")));
         assert_eq!(sniff_head(b"Hello"), None);

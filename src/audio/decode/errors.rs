@@ -2,7 +2,7 @@
 
 use std::io::ErrorKind;
 
-use symphonia::core::codecs::{CodecRegistry, CodecType};
+use symphonia::core::codecs::{CODEC_TYPE_OPUS, CodecRegistry, CodecType};
 use symphonia::core::errors::Error as SymphoniaError;
 
 use super::DecodeError;
@@ -37,6 +37,10 @@ pub(super) fn decoder_error(
     codec: CodecType,
 ) -> DecodeError {
     match err {
+        // The Opus decoder names the form it does not handle ("Opus with more than 8 channels").
+        SymphoniaError::Unsupported(what) if codec == CODEC_TYPE_OPUS => {
+            DecodeError::UnsupportedCodec(what.to_owned())
+        }
         SymphoniaError::Unsupported(_) => match codecs.get_codec(codec) {
             Some(desc) => {
                 DecodeError::UnsupportedCodec(format!("{} with these parameters", desc.long_name))
@@ -51,8 +55,6 @@ pub(super) fn decoder_error(
 fn codec_name(codec: CodecType) -> String {
     use symphonia::core::codecs as c;
     let name = match codec {
-        c::CODEC_TYPE_OPUS => "Opus",
-        c::CODEC_TYPE_ALAC => "Apple Lossless (ALAC)",
         c::CODEC_TYPE_EAC3 | c::CODEC_TYPE_AC4 => "Dolby Digital",
         c::CODEC_TYPE_DCA => "DTS",
         c::CODEC_TYPE_SPEEX => "Speex",

@@ -58,17 +58,25 @@ fn recognise(
     }
 }
 
-/// The file as the demuxer should read it: MP4 files checked and patched by the box scan,
-/// other files as they are, from the start.
+/// The file as the demuxer should read it: MP4 and Matroska files checked (and where cut
+/// short, ended or patched) by their scans, CAF files checked, other files as they are.
 fn media_source(
     mut file: File,
     len: u64,
     kind: Container,
 ) -> Result<(Box<dyn MediaSource>, Option<Mp4Scan>), DecodeError> {
-    if kind == Container::Mp4 {
-        let scan = container::scan_mp4(&mut file, len).map_err(DecodeError::Corrupt)?;
-        let source = scan.source(file);
-        return Ok((Box::new(source), Some(scan)));
+    match kind {
+        Container::Mp4 => {
+            let scan = container::scan_mp4(&mut file, len).map_err(DecodeError::Corrupt)?;
+            let source = scan.source(file);
+            return Ok((Box::new(source), Some(scan)));
+        }
+        Container::Matroska => {
+            let scan = container::scan_mkv(&mut file, len).map_err(DecodeError::Corrupt)?;
+            return Ok((Box::new(scan.source(file)), None));
+        }
+        Container::Caf => container::scan_caf(&mut file, len).map_err(DecodeError::Corrupt)?,
+        _ => {}
     }
     file.seek(SeekFrom::Start(0))?;
     Ok((Box::new(file), None))

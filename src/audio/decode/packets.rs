@@ -27,6 +27,9 @@ pub(super) struct Stream<'a> {
     pub mp4: Option<&'a Mp4Scan>,
     /// The track's declared length (within the maximum), to reserve the output up front.
     pub declared: Option<Declared>,
+    /// Frames to keep, where the container bounds the decoded stream and the decoder cannot
+    /// (see `track::ogg_opus_length`).
+    pub keep: Option<u64>,
 }
 
 /// What the loop does next.
@@ -52,6 +55,7 @@ pub(super) fn decode_packets(
         track_id,
         mp4,
         declared,
+        keep,
     } = stream;
     let mut tally = Tally::default();
     let mut output: Option<Output> = None; // set by the first decoded buffer
@@ -73,7 +77,10 @@ pub(super) fn decode_packets(
         }
         let spec = *buf.spec();
         if output.is_none() {
-            output = Some(Output::start(&spec, mp4, track_id, declared, sink)?);
+            let trim = mp4
+                .and_then(|scan| scan.trim(track_id, spec.rate))
+                .unwrap_or(Trim { start: 0, keep });
+            output = Some(Output::start(&spec, trim, declared, sink)?);
         }
         let out = output.as_mut().expect("initialised above");
         if spec.rate != out.rate || spec.channels.count() == 0 {
@@ -151,19 +158,18 @@ struct Output {
     rate: u32,
     /// Source channel count, as reported.
     channels: u16,
-    /// Encoder delay / padding of MP4 tracks.
+    /// Encoder delay / padding of MP4 tracks, end padding of one-page Ogg Opus streams.
     trim: Trim,
     /// The downmix of the current buffer.
     mono: Vec<f32>,
 }
 
 impl Output {
-    /// Set up from the first decoded buffer of track `track_id`, once its rate is known; room
-    /// for the declared length is reserved (untouched pages cost no memory until written).
+    /// Set up from the first decoded buffer, once its rate is known; room for the declared
+    /// length is reserved (untouched pages cost no memory until written).
     fn start(
         spec: &SignalSpec,
-        mp4: Option<&Mp4Scan>,
-        track_id: u32,
+        trim: Trim,
         declared: Option<Declared>,
         sink: &mut dyn SampleSink,
     ) -> Result<Self, DecodeError> {
@@ -176,12 +182,6 @@ impl Output {
             // A little room past the exact length for the resampler's flushed tail.
             sink.expect(expected_output_len(frames, spec.rate) as usize + 8192);
         }
-        let trim = mp4
-            .and_then(|scan| scan.trim(track_id, spec.rate))
-            .unwrap_or(Trim {
-                start: 0,
-                keep: None,
-            });
         Ok(Output {
             resampler,
             rate: spec.rate,

@@ -1,0 +1,201 @@
+//! Core Audio Format: a walk over the chunks, done before the demuxer sees the file.
+//!
+//! The demuxer sizes buffers from untrusted fields without checking them against the file:
+//! the magic cookie chunk is read whole, the packet table is reserved from its packet count,
+//! each compressed packet is read into a buffer of the size the table gives, and PCM is read
+//! in blocks of 1152 frames of the declared frame size. A failed allocation aborts the process,
+//! so the walk refuses a cookie or packet table larger than the rest of the file, a packet
+//! table that claims more packets than it has bytes, packets larger than the file and PCM
+//! frames of implausible size.
+
+use std::fs::File;
+
+use super::read_at;
+
+/// Largest PCM frame accepted, in bytes (eight channels of 64-bit samples take 64).
+const MAX_PCM_FRAME_BYTES: u32 = 4096;
+
+/// The fields of the audio description that decide how packets are read.
+#[derive(Debug, Clone, Copy)]
+struct Description {
+    bytes_per_packet: u32,
+    frames_per_packet: u32,
+    compressed: bool,
+}
+
+/// Checks the chunks of a CAF file of `len` bytes; see the module docs.
+pub(crate) fn scan_caf(file: &mut File, len: u64) -> Result<(), String> {
+    let mut desc = None;
+    let mut pos = 8u64; // after "caff", the version and the flags
+    while len.saturating_sub(pos) >= 12 {
+        let mut header = [0u8; 12];
+        read_at(file, pos, &mut header).map_err(|e| e.to_string())?;
+        let kind = &header[..4];
+        let size = i64::from_be_bytes(header[4..].try_into().expect("8 bytes"));
+        let data = pos + 12;
+        let left = len - data;
+        // A negative size is the demuxer's to refuse (-1: audio data up to the end).
+        let Ok(size) = u64::try_from(size) else {
+            return Ok(());
+        };
+        match kind {
+            b"desc" if size == 32 => {
+                let d = description(file, data)?;
+                if !d.compressed && d.bytes_per_packet > MAX_PCM_FRAME_BYTES {
+                    return Err(format!(
+                        "implausible PCM frame size of {} bytes",
+                        d.bytes_per_packet
+                    ));
+                }
+                desc = Some(d);
+            }
+            b"kuki" if size > left => return Err("the magic cookie overruns the file".into()),
+            b"pakt" => packet_table(file, data, size, left, desc, len)?,
+            _ => {}
+        }
+        match data.checked_add(size) {
+            Some(next) if next <= len => pos = next,
+            _ => return Ok(()), // the last chunk, cut short or running to the end
+        }
+    }
+    Ok(())
+}
+
+fn description(file: &mut File, data: u64) -> Result<Description, String> {
+    let mut d = [0u8; 32];
+    read_at(file, data, &mut d).map_err(|e| e.to_string())?;
+    let field = |at: usize| u32::from_be_bytes(d[at..at + 4].try_into().expect("4 bytes"));
+    Ok(Description {
+        bytes_per_packet: field(16),
+        frames_per_packet: field(20),
+        compressed: field(28) == 0,
+    })
+}
+
+/// Checks a packet table of `size` bytes at `data` (`left` bytes to the end of the file).
+fn packet_table(
+    file: &mut File,
+    data: u64,
+    size: u64,
+    left: u64,
+    desc: Option<Description>,
+    file_len: u64,
+) -> Result<(), String> {
+    if size < 24 {
+        return Ok(()); // refused by the demuxer
+    }
+    if size > left {
+        return Err("the packet table overruns the file".into());
+    }
+    let mut head = [0u8; 8];
+    read_at(file, data, &mut head).map_err(|e| e.to_string())?;
+    let packets = i64::from_be_bytes(head);
+    let Ok(packets) = u64::try_from(packets) else {
+        return Ok(()); // refused by the demuxer
+    };
+    if packets > size - 24 {
+        return Err("the packet table claims more packets than it holds".into());
+    }
+    let Some(desc) = desc else {
+        return Ok(()); // refused by the demuxer
+    };
+    // Which fields each entry has: a size unless packets have a constant one, a frame count
+    // unless packets have a constant one.
+    let (sized, counted) = (desc.bytes_per_packet == 0, desc.frames_per_packet == 0);
+    if !sized && u64::from(desc.bytes_per_packet) > file_len {
+        return Err("the packet size overruns the file".into());
+    }
+    if !sized && !counted {
+        return Ok(());
+    }
+    let mut entries = vec![0u8; (size - 24) as usize];
+    read_at(file, data + 24, &mut entries).map_err(|e| e.to_string())?;
+    let mut at = 0;
+    for _ in 0..packets {
+        if sized {
+            match vlq(&entries, &mut at) {
+                Some(bytes) if bytes > file_len => {
+                    return Err("a packet overruns the file".into());
+                }
+                Some(_) => {}
+                None => return Ok(()), // the table ends early: the demuxer fails there
+            }
+        }
+        if counted && vlq(&entries, &mut at).is_none() {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// A CAF variable-length integer (seven bits a byte, high bit set on all but the last).
+fn vlq(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    loop {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        value = value.checked_mul(128)? | u64::from(b & 0x7F);
+        if b & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn chunk(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
+        [kind.as_slice(), &(body.len() as i64).to_be_bytes(), body].concat()
+    }
+
+    fn desc(bytes_per_packet: u32, frames_per_packet: u32, bits: u32) -> Vec<u8> {
+        let mut d = 44_100f64.to_be_bytes().to_vec();
+        d.extend_from_slice(b"alac");
+        for v in [0, bytes_per_packet, frames_per_packet, 1, bits] {
+            d.extend_from_slice(&v.to_be_bytes());
+        }
+        chunk(b"desc", &d)
+    }
+
+    fn scan(chunks: &[Vec<u8>]) -> Result<(), String> {
+        let bytes = [b"caff\x00\x01\x00\x00".as_slice(), &chunks.concat()].concat();
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&bytes).unwrap();
+        scan_caf(&mut f, bytes.len() as u64)
+    }
+
+    fn pakt(packets: i64, entries: &[u8]) -> Vec<u8> {
+        let mut body = packets.to_be_bytes().to_vec();
+        body.extend_from_slice(&[0; 16]);
+        body.extend_from_slice(entries);
+        chunk(b"pakt", &body)
+    }
+
+    #[test]
+    fn plausible_tables_pass() {
+        let data = chunk(b"data", &[0; 40]);
+        assert_eq!(scan(&[desc(0, 4096, 0), pakt(2, &[20, 20]), data]), Ok(()));
+        // A two-byte size: 0x81 0x00 is 128 (the file holds that much).
+        let data = chunk(b"data", &[0; 200]);
+        assert_eq!(
+            scan(&[desc(0, 4096, 0), pakt(1, &[0x81, 0x00]), data]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn hostile_sizes_are_refused() {
+        let mut cookie = b"kuki".to_vec();
+        cookie.extend_from_slice(&(1i64 << 50).to_be_bytes());
+        cookie.extend_from_slice(&[0; 24]);
+        assert!(scan(&[desc(0, 4096, 0), cookie]).is_err());
+        assert!(scan(&[desc(0, 4096, 0), pakt(1 << 40, &[1, 2, 3])]).is_err());
+        // One packet whose size is about 2^62 bytes.
+        let huge = [0xC0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00];
+        assert!(scan(&[desc(0, 4096, 0), pakt(1, &huge)]).is_err());
+        // PCM frames of 4 GB.
+        assert!(scan(&[desc(u32::MAX, 1, 16)]).is_err());
+    }
+}
