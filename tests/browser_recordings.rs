@@ -134,3 +134,43 @@ fn opus_recordings_transcribe_as_their_wav_with_the_real_model() {
     }
     assert_same_length(&answers);
 }
+
+/// A raw body named by its browser MIME type, and a local `.webm` or `.opus` file, are taken
+/// like the multipart upload (sim mode, in process).
+#[tokio::test]
+async fn raw_bodies_and_local_files_take_the_browser_formats() {
+    use axum::body::Body;
+    use common::{TestApp, request, send};
+    let app = TestApp::new();
+    let expected = recorded_text(CLIP);
+    let dir = tempfile::tempdir().unwrap();
+    for (name, content_type, bytes) in recordings().into_iter().skip(1) {
+        let raw = request("POST", "/v1/transcribe")
+            .header("content-type", content_type)
+            .body(Body::from(bytes.clone()))
+            .unwrap();
+        let (status, _, answer) = send(&app.router(), raw).await;
+        assert_eq!(
+            (status.as_u16(), &answer["text"]),
+            (200, &Value::from(expected.as_str())),
+            "{name}"
+        );
+        let extension = if name.ends_with(".webm") {
+            "webm"
+        } else {
+            "opus"
+        };
+        let path = dir.path().join(format!("recording.{extension}"));
+        std::fs::write(&path, &bytes).unwrap();
+        let local = request("POST", "/v1/transcribe/local-file")
+            .header("content-type", "application/json")
+            .body(Body::from(serde_json::json!({"path": path}).to_string()))
+            .unwrap();
+        let (status, _, answer) = send(&app.router(), local).await;
+        assert_eq!(
+            (status.as_u16(), &answer["text"]),
+            (200, &Value::from(expected.as_str())),
+            "{path:?}"
+        );
+    }
+}

@@ -16,7 +16,7 @@ use super::events::{self, Report, named_event, wants_stream};
 use super::json::JsonBody;
 use super::upload::{Spooled, ensure_not_empty, raw_format_hint, read_form, spool_body};
 use crate::app::App;
-use crate::audio::decode::open_regular;
+use crate::audio::decode::{FILE_EXTENSIONS, open_regular};
 use crate::transcribe::{Audio, Origin, Planned, TranscribeError, Transcript};
 use crate::wire::parse_bool_word;
 use crate::wire::transcription::{
@@ -58,11 +58,6 @@ impl IntoResponse for Transcribed {
         response
     }
 }
-
-/// File extensions the local-file route accepts.
-const LOCAL_EXTENSIONS: &[&str] = &[
-    "wav", "mp3", "m4a", "flac", "aac", "ogg", "wma", "mp4", "mov", "mkv", "avi",
-];
 
 pub async fn upload(
     State(app): State<Arc<App>>,
@@ -196,7 +191,7 @@ fn open_local_file(path: &Path) -> Result<(std::fs::File, String), ApiError> {
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
-        .filter(|e| LOCAL_EXTENSIONS.contains(&e.as_str()))
+        .filter(|e| FILE_EXTENSIONS.contains(&e.as_str()))
         .ok_or_else(|| ApiError::BadRequest("Unsupported audio format".into()))?;
     let file = opened.map_err(|_| {
         ApiError::BadRequest("The file is not readable by the Verbatim server process".into())

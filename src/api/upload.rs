@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::ApiError;
 use super::limits::body_read_error;
+use crate::audio::decode::hint_for_mime;
 use crate::transcribe::Audio;
 
 /// The longest text field a form may carry (a prompt is a few hundred words at most).
@@ -114,20 +115,7 @@ pub fn raw_format_hint(content_type: &str) -> Result<Option<String>, ApiError> {
 }
 
 fn hint_from_mime(mime: &str) -> Option<String> {
-    let subtype = mime.trim().to_ascii_lowercase();
-    let subtype = subtype
-        .strip_prefix("audio/")
-        .or_else(|| subtype.strip_prefix("video/"))?;
-    let hint = match subtype {
-        "wav" | "x-wav" | "wave" | "vnd.wave" => "wav",
-        "mpeg" | "mp3" | "mpeg3" | "x-mpeg-3" => "mp3",
-        "mp4" | "m4a" | "x-m4a" | "quicktime" => "m4a",
-        "flac" | "x-flac" => "flac",
-        "ogg" | "vorbis" => "ogg",
-        "aac" | "x-aac" => "aac",
-        _ => return None,
-    };
-    Some(hint.to_string())
+    hint_for_mime(mime).map(str::to_string)
 }
 
 /// 400 for an empty file (its metadata, read from the opened handle).
