@@ -4,6 +4,8 @@
 //! full window, a chunk heard again through the full window, and accented text on the
 //! multilingual base model. Skipped without VERBATIM_TEST_MODELS.
 
+#![cfg(feature = "whisper")]
+
 mod common;
 
 use common::test_models;
