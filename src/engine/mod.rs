@@ -1,12 +1,14 @@
 //! The Engine port, with its adapters `whisper` (whisper-rs) and `sim` (the replay engine); `models`
-//! holds the catalog and the weights on disk, `import_ct2` the CTranslate2 importer. Engines are
-//! blocking; the transcription service runs them on blocking threads.
+//! holds the catalog and the weights on disk, `import_ct2` the CTranslate2 importer, `words` the
+//! engine-neutral assembly of timed words. Engines are blocking; the transcription service runs
+//! them on blocking threads.
 
 pub mod import_ct2;
 pub mod models;
 pub mod sim;
 #[cfg(feature = "whisper")]
 pub mod whisper;
+pub mod words;
 
 use std::ops::Range;
 use std::path::PathBuf;

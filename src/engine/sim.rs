@@ -1,7 +1,9 @@
 //! The replay engine of sim mode: the whisper catalog with model states from the scenario,
 //! transcription replayed from the recorded corpus (verbatim-sim), the scenario's latency
 //! (cut short when the request is cancelled) and injected failures, and paced simulated
-//! downloads.
+//! downloads. Recordings hold no word times: words asked for are spread over their segment in
+//! proportion to their characters (an approximation, the same on every replay); segments carry
+//! no decoder figures.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -11,7 +13,8 @@ use verbatim_sim::{ModelState, Simulation};
 
 use super::models::ModelDir;
 use super::models::catalog::WHISPER_MODELS;
-use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec};
+use super::words::spread;
+use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec, Segment};
 use crate::cancel::Cancel;
 
 /// Sim mode answers as the whisper engine, so clients see the same ids as in production.
@@ -68,6 +71,15 @@ impl SimEngine {
     }
 }
 
+/// A recorded segment, its words spread over it when `words` are asked for.
+fn replayed(segment: verbatim_sim::Segment, words: bool) -> Segment {
+    let mut segment = Segment::from(segment);
+    if words {
+        segment.words = spread(&segment.text, segment.start, segment.end);
+    }
+    segment
+}
+
 impl Engine for SimEngine {
     fn id(&self) -> &'static str {
         ENGINE_ID
@@ -111,7 +123,11 @@ impl Engine for SimEngine {
             processing_time: Some(replay.processing_time),
             text: replay.text,
             language: replay.language,
-            segments: replay.segments.into_iter().map(Into::into).collect(),
+            segments: replay
+                .segments
+                .into_iter()
+                .map(|s| replayed(s, request.words))
+                .collect(),
         })
     }
 
@@ -147,5 +163,81 @@ impl Engine for SimEngine {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use verbatim_sim::{Corpus, Latency, RealClock, Scenario, Simulation};
+
+    use super::*;
+    use crate::engine::{LanguageChoice, Task};
+
+    fn engine() -> SimEngine {
+        let mut scenario = Scenario::default_scenario();
+        scenario.engine.latency = Latency::Fixed(0.0);
+        let corpus = Arc::new(Corpus::load(&scenario.corpus_dir()).unwrap());
+        let sim = Simulation::new(scenario, corpus, Arc::new(RealClock::new())).unwrap();
+        SimEngine::new(Arc::new(sim))
+    }
+
+    fn hear(engine: &SimEngine, samples: &[f32], words: bool) -> EngineOutput {
+        let request = EngineRequest {
+            samples,
+            chunks: std::iter::once(0..samples.len()).collect(),
+            trimmed_to_speech: false,
+            language: LanguageChoice::Auto,
+            task: Task::Transcribe,
+            initial_prompt: None,
+            words,
+            cancel: Cancel::new(),
+        };
+        engine.transcribe("tiny.en", &request).unwrap()
+    }
+
+    #[test]
+    fn replayed_words_are_spread_over_their_segment_the_same_every_time() {
+        let engine = engine();
+        let clip = engine.sim.corpus.clip("en-long-minutes").unwrap();
+        let heard = hear(&engine, &clip.samples, true);
+        assert!(heard.segments.len() > 3, "{heard:?}");
+        for segment in &heard.segments {
+            let said: Vec<&str> = segment.words.iter().map(|w| w.word.as_str()).collect();
+            assert_eq!(
+                said.join(" "),
+                segment
+                    .text
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            assert_eq!(segment.words[0].start, segment.start);
+            let last = segment.words.last().unwrap();
+            assert!((last.end - segment.end).abs() < 1e-9, "{segment:?}");
+            for pair in segment.words.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start);
+                assert!(pair[0].start <= pair[0].end);
+            }
+            // Time goes by characters: the longest word lasts longest.
+            let longest = segment
+                .words
+                .iter()
+                .max_by_key(|w| w.word.chars().count())
+                .unwrap();
+            let duration = |w: &crate::engine::Word| w.end - w.start;
+            assert!(
+                segment
+                    .words
+                    .iter()
+                    .all(|w| duration(w) <= duration(longest) + 1e-9)
+            );
+            assert_eq!(segment.detail, None);
+        }
+        assert_eq!(hear(&engine, &clip.samples, true), heard);
+        let plain = hear(&engine, &clip.samples, false);
+        assert!(plain.segments.iter().all(|s| s.words.is_empty()));
+        assert_eq!(plain.text, heard.text);
     }
 }

@@ -1,20 +1,26 @@
 //! The whisper engine on whisper-rs (whisper.cpp): one loaded context per model, loaded on first
-//! use and kept; a pool of decoder states so concurrent requests never share one. `run`
-//! transcribes a request's chunks, `window` fits the encoder's window to each chunk of speech.
+//! use and kept (and a second one that aligns words by DTW, loaded for the first request for
+//! words); a pool of decoder states so concurrent requests never share one. `context` loads
+//! them, `run` transcribes a request's chunks, `window` fits the encoder's window to each chunk
+//! of speech, `tokens` reads a decoded segment's tokens, figures and words.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use whisper_rs::{WhisperContext, WhisperContextParameters, WhisperState};
+use whisper_rs::{DtwModelPreset, WhisperState};
 
 use super::models::ModelDir;
 use super::models::catalog::{WHISPER_MODELS, whisper_model};
 use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, Task};
+use context::{Decoders, alignment_heads};
 use language::Requested;
 
+mod context;
 mod language;
 mod run;
+mod tokens;
 mod window;
 
 pub use window::{DEFAULT_FLOOR_FRAMES, EncoderWindow, FULL_WINDOW_FRAMES};
@@ -22,30 +28,35 @@ pub use window::{DEFAULT_FLOOR_FRAMES, EncoderWindow, FULL_WINDOW_FRAMES};
 pub const ENGINE_ID: &str = "whisper";
 
 struct Loaded {
-    context: WhisperContext,
-    idle: Mutex<Vec<WhisperState>>,
-    /// States kept for language detection, which never run a fitted window.
+    path: PathBuf,
+    /// The model's alignment heads, when whisper.cpp has a preset for it.
+    heads: Option<DtwModelPreset>,
+    /// The copy every request runs on (aligning tokens with [`WordTiming::DtwAlways`]).
+    plain: Arc<Decoders>,
+    /// States of `plain` kept for language detection, which never run a fitted window.
     clean: Mutex<Vec<WhisperState>>,
+    /// With [`WordTiming::DtwOnDemand`]: the copy that aligns tokens, loaded for the first
+    /// request for words.
+    aligned: Mutex<Option<Arc<Decoders>>>,
 }
 
-impl Loaded {
-    /// An idle state from `pool`, or a new one.
-    fn state(&self, pool: &Mutex<Vec<WhisperState>>) -> Result<WhisperState, EngineError> {
-        let popped = lock(pool).pop();
-        match popped {
-            Some(state) => Ok(state),
-            None => self
-                .context
-                .create_state()
-                .map_err(|e| EngineError::Failed(format!("cannot create a decoder state: {e}"))),
-        }
-    }
+/// How words are timed when a request asks for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordTiming {
+    /// DTW on a second copy of the model, loaded for the first request for words; other
+    /// requests run on a copy without it, at no cost.
+    DtwOnDemand,
+    /// DTW on the one copy of the model every request runs on (each request pays for it).
+    DtwAlways,
+    /// whisper.cpp's token timestamps alone, without DTW.
+    TokenTimestamps,
 }
 
 pub struct WhisperEngine {
     models: ModelDir,
     threads: usize,
     window: EncoderWindow,
+    timing: WordTiming,
     loaded: Mutex<HashMap<&'static str, Arc<Loaded>>>,
     /// Chunks heard again through the full window since the engine was made.
     reruns: AtomicU64,
@@ -74,6 +85,7 @@ impl WhisperEngine {
             models,
             threads,
             window: EncoderWindow::default(),
+            timing: WordTiming::DtwOnDemand,
             loaded: Mutex::new(HashMap::new()),
             reruns: AtomicU64::new(0),
         }
@@ -83,6 +95,13 @@ impl WhisperEngine {
     /// windows and floors; the server uses the default).
     pub fn with_window(mut self, window: EncoderWindow) -> WhisperEngine {
         self.window = window;
+        self
+    }
+
+    /// The same engine timing words another way (benchmarks compare them; the server uses
+    /// [`WordTiming::DtwOnDemand`]).
+    pub fn with_word_timing(mut self, timing: WordTiming) -> WhisperEngine {
+        self.timing = timing;
         self
     }
 
@@ -105,21 +124,41 @@ impl WhisperEngine {
                 path,
             });
         }
-        let mut params = WhisperContextParameters::default();
-        params.flash_attn(false);
-        let context =
-            WhisperContext::new_with_params(&path, params).map_err(|e| EngineError::Load {
-                path: path.clone(),
-                cause: e.to_string(),
-            })?;
+        let heads = alignment_heads(spec.id);
+        let dtw = heads
+            .clone()
+            .filter(|_| self.timing == WordTiming::DtwAlways);
+        let plain = Arc::new(Decoders::load(&path, dtw)?);
         tracing::info!("loaded model {} from {}", spec.id, path.display());
         let entry = Arc::new(Loaded {
-            context,
-            idle: Mutex::new(Vec::new()),
+            path,
+            heads,
+            plain,
             clean: Mutex::new(Vec::new()),
+            aligned: Mutex::new(None),
         });
         loaded.insert(spec.id, entry.clone());
         Ok(entry)
+    }
+
+    /// The copy of `loaded` a request runs on: for words, the one that aligns them by DTW
+    /// (loaded the first time) when the model has alignment heads; else the plain one.
+    fn decoders(&self, loaded: &Loaded, words: bool) -> Result<Arc<Decoders>, EngineError> {
+        let heads = loaded.heads.clone();
+        let Some(heads) = heads.filter(|_| words && self.timing == WordTiming::DtwOnDemand) else {
+            return Ok(loaded.plain.clone());
+        };
+        let mut aligned = lock(&loaded.aligned);
+        if let Some(hit) = aligned.as_ref() {
+            return Ok(hit.clone());
+        }
+        let decoders = Arc::new(Decoders::load(&loaded.path, Some(heads))?);
+        tracing::info!(
+            "loaded a copy of {} that aligns words by DTW",
+            loaded.path.display()
+        );
+        *aligned = Some(decoders.clone());
+        Ok(decoders)
     }
 
     /// Forgets a loaded model (after removal or replacement of its file).
@@ -161,13 +200,14 @@ impl Engine for WhisperEngine {
         request: &EngineRequest<'_>,
     ) -> Result<EngineOutput, EngineError> {
         let loaded = self.load(model)?;
-        let language = match language::requested(request, loaded.context.is_multilingual())? {
+        let multilingual = loaded.plain.context.is_multilingual();
+        let language = match language::requested(request, multilingual)? {
             Requested::Known(code) => Some(code),
             Requested::Detect(among) => {
                 let first = request.chunks.first();
                 match first.and_then(|range| request.samples.get(range.clone())) {
                     Some(samples) if !samples.is_empty() => {
-                        let mut clean = loaded.state(&loaded.clean)?;
+                        let mut clean = loaded.plain.state(&loaded.clean)?;
                         let detected =
                             language::detect(&mut clean, samples, among.as_deref(), self.threads);
                         lock(&loaded.clean).push(clean);
@@ -177,7 +217,8 @@ impl Engine for WhisperEngine {
                 }
             }
         };
-        let mut state = loaded.state(&loaded.idle)?;
+        let decoders = self.decoders(&loaded, request.words)?;
+        let mut state = decoders.state(&decoders.idle)?;
         let settings = run::Settings {
             language,
             threads: self.threads,
@@ -189,11 +230,16 @@ impl Engine for WhisperEngine {
             } else {
                 EncoderWindow::Full
             },
+            reading: tokens::Reading {
+                first_special: decoders.context.token_eot(),
+                temperature: run::TEMPERATURE,
+                words: request.words,
+            },
         };
         let result = run::run(&mut state, request, &settings);
         // A state whose pass was aborted half-way is not reused.
         if !matches!(result, Err(EngineError::Cancelled)) {
-            lock(&loaded.idle).push(state);
+            lock(&decoders.idle).push(state);
         }
         if let Ok((_, reruns)) = &result {
             self.reruns.fetch_add(*reruns, Ordering::Relaxed);

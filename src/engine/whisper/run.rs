@@ -8,11 +8,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 
+use super::super::words::{shorten_words_at_pauses, start_words_at_speech};
 use super::super::{EngineError, EngineOutput, EngineRequest, Segment, Task};
+use super::tokens::{self, Reading};
 use super::window::{EncoderWindow, doubt};
 
 /// Samples per second of the audio whisper takes.
 const SAMPLE_RATE: f64 = 16_000.0;
+/// The one sampling temperature: decoding is greedy, without fallback to higher ones (it
+/// samples at random from the pooled state's generator, so the same audio could read
+/// differently from one request to the next).
+pub(super) const TEMPERATURE: f32 = 0.0;
 
 fn failed(e: whisper_rs::WhisperError) -> EngineError {
     EngineError::Failed(e.to_string())
@@ -25,6 +31,8 @@ pub(super) struct Settings {
     pub threads: usize,
     /// The window for each chunk.
     pub window: EncoderWindow,
+    /// How decoded segments are read (words timed or not).
+    pub reading: Reading,
 }
 
 /// The request's output, and how many chunks were heard again through the full window.
@@ -33,7 +41,6 @@ pub(super) fn run(
     request: &EngineRequest<'_>,
     settings: &Settings,
 ) -> Result<(EngineOutput, u64), EngineError> {
-    let threads = settings.threads;
     let chunks: Vec<&[f32]> = request
         .chunks
         .iter()
@@ -50,7 +57,7 @@ pub(super) fn run(
             language: language.as_deref(),
             window: fitted,
         };
-        let mut heard = transcribe_chunk(state, request, &chunk, threads)?;
+        let mut heard = transcribe_chunk(state, request, &chunk, settings)?;
         if let Some(frames) = fitted
             && let Some(doubt) = doubt(&heard, seconds)
         {
@@ -58,7 +65,7 @@ pub(super) fn run(
                 "{seconds:.1} s chunk in a {frames}-frame window: {doubt:?}; heard again in full"
             );
             chunk.window = None;
-            heard = transcribe_chunk(state, request, &chunk, threads)?;
+            heard = transcribe_chunk(state, request, &chunk, settings)?;
             reruns += 1;
         }
         segments.extend(in_timeline(heard, range));
@@ -97,10 +104,10 @@ fn params<'a>(
     request: &'a EngineRequest<'_>,
     prompt: Option<&'a str>,
     chunk: &Chunk<'a>,
-    threads: usize,
+    settings: &Settings,
 ) -> FullParams<'a, 'a> {
     let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
-    params.set_n_threads(threads as i32);
+    params.set_n_threads(settings.threads as i32);
     params.set_language(Some(chunk.language.unwrap_or("auto")));
     if let Some(frames) = chunk.window {
         params.set_audio_ctx(frames as i32);
@@ -122,10 +129,10 @@ fn params<'a>(
     params.set_print_realtime(false);
     params.set_print_timestamps(false);
     params.set_suppress_blank(true);
-    // No temperature fallback: it samples at random from the pooled state's generator, so the
-    // same audio could read differently from one request to the next.
-    params.set_temperature(0.0);
+    params.set_temperature(TEMPERATURE);
     params.set_temperature_inc(0.0);
+    // Times for each token (cheap; DTW's, when the context aligns, come on top).
+    params.set_token_timestamps(settings.reading.words);
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
         params.set_initial_prompt(prompt);
     }
@@ -137,7 +144,7 @@ fn transcribe_chunk(
     state: &mut WhisperState,
     request: &EngineRequest<'_>,
     chunk: &Chunk<'_>,
-    threads: usize,
+    settings: &Settings,
 ) -> Result<Vec<Segment>, EngineError> {
     let prompt = request
         .initial_prompt
@@ -146,23 +153,25 @@ fn transcribe_chunk(
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
-    let params = params(request, prompt.as_deref(), chunk, threads);
+    let params = params(request, prompt.as_deref(), chunk, settings);
     let heard = state.full(params, chunk.samples);
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
     heard.map_err(failed)?;
     let mut segments = Vec::new();
+    // Every segment is read, kept or not, for DTW's moments run on from one to the next.
+    let mut reader = tokens::Reader::new(&settings.reading);
     for segment in state.as_iter() {
         let text = segment.to_str_lossy().map_err(failed)?.trim().to_string();
-        if text.is_empty() || is_non_speech_marker(&text) {
-            continue;
+        let read = reader.read(&segment, text)?;
+        if !read.text.is_empty() && !is_non_speech_marker(&read.text) {
+            segments.push(read);
         }
-        segments.push(Segment::new(
-            segment.start_timestamp() as f64 / 100.0,
-            segment.end_timestamp() as f64 / 100.0,
-            text,
-        ));
+    }
+    if settings.reading.words {
+        start_words_at_speech(&mut segments, chunk.samples);
+        shorten_words_at_pauses(&mut segments);
     }
     Ok(segments)
 }
