@@ -230,8 +230,22 @@ async fn english_as_target_language_translates_with_a_multilingual_model() {
             .body(Body::from(body.to_string()))
             .unwrap()
     };
+    // The translate task reaches the engine: the replay engine has recorded transcriptions
+    // only, so it translates English speech (to itself) and refuses the rest by name.
     let (code, _, body) = send(&multilingual.router(), local(&german)).await;
+    assert_eq!(code, StatusCode::NOT_IMPLEMENTED, "{body}");
+    assert_eq!(
+        body["error"]["message"],
+        "Sim mode replays recorded transcriptions and has no recorded translation of this 'de' \
+         speech. Translate with a real model."
+    );
+    let english = json!({"path": clip("en-weather"), "target_language": "en"});
+    let (code, _, body) = send(&multilingual.router(), local(&english)).await;
     assert_eq!(code, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["text"],
+        common::recorded_text_of("base", "en-weather").as_str()
+    );
     let (code, _, body) = send(&english_only.router(), local(&german)).await;
     assert_eq!(code, StatusCode::NOT_IMPLEMENTED, "{body}");
     let french = json!({"path": clip("de-morning"), "target_language": "fr"});

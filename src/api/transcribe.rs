@@ -257,7 +257,9 @@ impl From<TranscribeError> for ApiError {
             | E::UnknownLanguage(_)
             | E::CannotTranslate(_)
             | E::Audio(_) => ApiError::BadRequest(err.to_string()),
-            E::NoTranslationProvider => ApiError::NotImplemented(err.to_string()),
+            E::NoTranslationProvider | E::Unsupported(_) => {
+                ApiError::NotImplemented(err.to_string())
+            }
             E::NoEngineSelected | E::DownloadFailed { .. } => {
                 ApiError::ServiceUnavailable(err.to_string())
             }

@@ -171,6 +171,9 @@ pub enum EngineError {
     NotInBuild(&'static str),
     #[error("transcription stopped: nobody waits for it any more")]
     Cancelled,
+    /// The engine cannot do what the request asks on this host (said to the client).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// A transcription engine.

@@ -14,7 +14,9 @@ use verbatim_sim::{ModelState, Simulation};
 use super::models::ModelDir;
 use super::models::catalog::WHISPER_MODELS;
 use super::words::spread;
-use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec, Segment};
+use super::{
+    Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec, Segment, Task,
+};
 use crate::cancel::Cancel;
 
 /// Sim mode answers as the whisper engine, so clients see the same ids as in production.
@@ -115,6 +117,16 @@ impl Engine for SimEngine {
             .engine
             .transcribe(model, request.samples)
             .map_err(|e| EngineError::Failed(e.to_string()))?;
+        // The recordings hold what each clip says, not its English translation; English
+        // speech translates to itself.
+        if request.task == Task::Translate
+            && let Some(language) = replay.language.as_deref().filter(|l| *l != "en")
+        {
+            return Err(EngineError::Unsupported(format!(
+                "Sim mode replays recorded transcriptions and has no recorded translation of \
+                 this '{language}' speech. Translate with a real model."
+            )));
+        }
         let latency = Duration::from_secs_f64(replay.processing_time.max(0.0));
         if !self.wait(latency, &request.cancel) {
             return Err(EngineError::Cancelled);

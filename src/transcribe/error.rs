@@ -31,6 +31,9 @@ pub enum TranscribeError {
         "Target-language translation needs a translation provider; none is configured on this host"
     )]
     NoTranslationProvider,
+    /// The engine cannot do what the request asks on this host.
+    #[error("{0}")]
+    Unsupported(String),
     #[error("No engine selected. Select an engine first.")]
     NoEngineSelected,
     /// The model's weights are missing and the request did not ask to wait for them.
@@ -68,6 +71,7 @@ impl TranscribeError {
         match err {
             EngineError::UnknownLanguage(code) => TranscribeError::UnknownLanguage(code),
             EngineError::UnknownModel(model) => TranscribeError::UnknownModel(model),
+            EngineError::Unsupported(what) => TranscribeError::Unsupported(what),
             EngineError::NotInstalled { .. } => TranscribeError::NotConfigured(engine.into()),
             EngineError::Load { .. } | EngineError::Failed(_) | EngineError::NotInBuild(_) => {
                 TranscribeError::internal("transcription failed", err)
