@@ -19,45 +19,17 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
-const BOUNDARY: &str = "openai-test-boundary";
-
 fn clip(id: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/clips/{id}.wav"))
 }
 
-/// A multipart/form-data request to `path` with text fields and an optional file part.
+/// A multipart/form-data request to `path` with text fields and an optional audio file.
 fn multipart(
     path: &str,
     fields: &[(&str, &str)],
     file: Option<&[u8]>,
 ) -> axum::http::Request<Body> {
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    if let Some(bytes) = file {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"clip.wav\"\r\nContent-Type: audio/wav\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
-    request("POST", path)
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={BOUNDARY}"),
-        )
-        .body(Body::from(body))
-        .unwrap()
+    common::multipart(path, fields, file.map(|bytes| ("clip.wav", bytes)))
 }
 
 /// Status, content type and body text of an in-process request.
@@ -288,17 +260,8 @@ fn the_openai_sdk_reads_every_format_from_sim_mode() {
         .as_array()
         .unwrap()
         .clone();
-    let said: Vec<&str> = words.iter().map(|w| w["word"].as_str().unwrap()).collect();
-    assert_eq!(
-        said.join(" "),
-        expected.split_whitespace().collect::<Vec<_>>().join(" ")
-    );
-    for pair in words.windows(2) {
-        assert!(
-            pair[0]["end"].as_f64() <= pair[1]["start"].as_f64(),
-            "{pair:?}"
-        );
-    }
+    let duration = verbose["duration"].as_f64().unwrap();
+    common::assert_words_spell(&words, &expected, duration);
 
     let expected_cues = cues_of(verbose);
     let srt = value(&answers, "srt").as_str().unwrap();

@@ -12,37 +12,9 @@ use serde_json::{Value, json};
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::models::catalog::whisper_model;
 
-const BOUNDARY: &str = "verbatim-test-boundary";
-
-/// A multipart/form-data body with text fields and an optional file part.
+/// A multipart/form-data upload to `/v1/transcribe`.
 fn multipart(fields: &[(&str, &str)], file: Option<(&str, &[u8])>) -> Request {
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    if let Some((file_name, bytes)) = file {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
-    request("POST", "/v1/transcribe")
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={BOUNDARY}"),
-        )
-        .body(Body::from(body))
-        .unwrap()
+    common::multipart("/v1/transcribe", fields, file)
 }
 
 type Request = axum::http::Request<Body>;

@@ -14,37 +14,12 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
-const BOUNDARY: &str = "events-test-boundary";
-
 fn clip(id: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/clips/{id}.wav"))
 }
 
 fn multipart(fields: &[(&str, &str)], file: &[u8]) -> axum::http::Request<Body> {
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    body.extend_from_slice(
-        format!(
-            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(file);
-    body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
-    request("POST", "/v1/transcribe")
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={BOUNDARY}"),
-        )
-        .body(Body::from(body))
-        .unwrap()
+    common::multipart("/v1/transcribe", fields, Some(("a.wav", file)))
 }
 
 /// The events of a streamed answer, as (name, data as JSON).
@@ -181,24 +156,7 @@ async fn verbose_json_times_words_when_asked() {
     .await;
     assert_eq!(status, StatusCode::OK, "{timed}");
     let words = timed["words"].as_array().unwrap();
-    let said: Vec<&str> = words.iter().map(|w| w["word"].as_str().unwrap()).collect();
-    assert_eq!(
-        said.join(" "),
-        expected.split_whitespace().collect::<Vec<_>>().join(" ")
-    );
-    let duration = timed["duration"].as_f64().unwrap();
-    let mut last_end = 0.0;
-    for word in words {
-        let (start, end) = (
-            word["start"].as_f64().unwrap(),
-            word["end"].as_f64().unwrap(),
-        );
-        assert!(
-            last_end <= start && start <= end && end <= duration,
-            "{word}"
-        );
-        last_end = end;
-    }
+    common::assert_words_spell(words, &expected, timed["duration"].as_f64().unwrap());
     // Words without verbose_json are not asked for.
     let (_, _, short) = send(&app.router(), ask(&[("timestamp_granularities", "word")])).await;
     assert!(short.get("words").is_none(), "{short}");

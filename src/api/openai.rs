@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 
 use super::events::{self, Report, json_event};
-use super::transcribe::header_text;
+use super::transcribe::{header_text, words};
 use super::upload::read_form;
 use super::{ApiError, blocking};
 use crate::app::App;
@@ -28,9 +28,7 @@ use crate::wire::openai::{
     OpenAiVerboseTranscription, Usage,
 };
 use crate::wire::subtitles;
-use crate::wire::transcription::{
-    ResponseFormat, TranscribeOptions, TranscriptionSegment, TranscriptionWord,
-};
+use crate::wire::transcription::{ResponseFormat, TranscribeOptions, TranscriptionSegment};
 use crate::wire::{ErrorBody, parse_bool_word};
 
 /// The routes, for the protected part of the API.
@@ -233,18 +231,7 @@ fn verbose(
     usage: Usage,
 ) -> OpenAiVerboseTranscription {
     let translating = options.task == Some(Task::Translate);
-    let words = options.wants_words().then(|| {
-        transcript
-            .segments
-            .iter()
-            .flat_map(|s| &s.words)
-            .map(|w| TranscriptionWord {
-                word: w.word.clone(),
-                start: w.start,
-                end: w.end,
-            })
-            .collect()
-    });
+    let words = words(&transcript, options);
     let segments = transcript
         .segments
         .into_iter()

@@ -200,11 +200,12 @@ fn open_local_file(path: &Path) -> Result<(std::fs::File, String), ApiError> {
     Ok((file, extension))
 }
 
-/// The Transcription object of a transcript (`segments` with `verbose_json` only, `words`
-/// when asked for too).
-pub(super) fn transcription(transcript: Transcript, options: &TranscribeOptions) -> Transcription {
-    let verbose = options.response_format == ResponseFormat::VerboseJson;
-    let words = options.wants_words().then(|| {
+/// The transcript's timed words, when the options ask for them.
+pub(super) fn words(
+    transcript: &Transcript,
+    options: &TranscribeOptions,
+) -> Option<Vec<TranscriptionWord>> {
+    options.wants_words().then(|| {
         transcript
             .segments
             .iter()
@@ -215,7 +216,14 @@ pub(super) fn transcription(transcript: Transcript, options: &TranscribeOptions)
                 end: w.end,
             })
             .collect()
-    });
+    })
+}
+
+/// The Transcription object of a transcript (`segments` with `verbose_json` only, `words`
+/// when asked for too).
+pub(super) fn transcription(transcript: Transcript, options: &TranscribeOptions) -> Transcription {
+    let verbose = options.response_format == ResponseFormat::VerboseJson;
+    let words = words(&transcript, options);
     Transcription {
         text: transcript.text,
         language: transcript.language,

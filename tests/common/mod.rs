@@ -244,6 +244,28 @@ pub fn word_error_rate(reference: &str, hypothesis: &str) -> f64 {
     verbatim_sim::word_error_rate(reference, hypothesis)
 }
 
+/// Checks a `words` array of an answer: the words spell `expected` (whitespace aside), in order,
+/// each within `[0, duration]` with start <= end, none before the one before has ended.
+pub fn assert_words_spell(words: &[serde_json::Value], expected: &str, duration: f64) {
+    let said: Vec<&str> = words.iter().map(|w| w["word"].as_str().unwrap()).collect();
+    assert_eq!(
+        said.join(" "),
+        expected.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
+    let mut last_end = 0.0;
+    for word in words {
+        let (start, end) = (
+            word["start"].as_f64().unwrap(),
+            word["end"].as_f64().unwrap(),
+        );
+        assert!(
+            last_end <= start && start <= end && end <= duration,
+            "{word}"
+        );
+        last_end = end;
+    }
+}
+
 /// Snapshots go to the top-level `snapshots/` folder, named without the module.
 pub fn snapshot_settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
@@ -261,6 +283,43 @@ pub fn request(method: &str, path: &str) -> axum::http::request::Builder {
         .method(method)
         .uri(path)
         .header("host", format!("127.0.0.1:{PORT}"))
+}
+
+/// A multipart/form-data request to `path` with text fields and, when given, a `file` part
+/// `(file name, bytes)`.
+pub fn multipart(
+    path: &str,
+    fields: &[(&str, &str)],
+    file: Option<(&str, &[u8])>,
+) -> Request<Body> {
+    const BOUNDARY: &str = "verbatim-test-boundary";
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!(
+                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    if let Some((file_name, bytes)) = file {
+        body.extend_from_slice(
+            format!(
+                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    request("POST", path)
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={BOUNDARY}"),
+        )
+        .body(Body::from(body))
+        .unwrap()
 }
 
 /// Sends `request` through `router` in process; returns status, headers and JSON body (Null if empty).
