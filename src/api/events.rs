@@ -192,7 +192,10 @@ mod tests {
         let mut body = response.into_body().into_data_stream();
         let first = body.next().await.unwrap().unwrap();
         assert_eq!(&first[..], b"data: first\n\n");
-        // The client reads the first segment and leaves.
+        // The client reads the first segment and leaves while the second chunk is heard.
+        while calls.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         drop(body);
         tokio::time::timeout(Duration::from_secs(10), async {
             while cancelled.load(Ordering::SeqCst) == 0 {
