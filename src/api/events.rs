@@ -111,60 +111,75 @@ impl Drop for AbortOnDrop {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod testing {
+    //! Streams of the transcription path's test engines, for the routes' renderers.
+
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::engine::{
-        Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, Segment, models,
-    };
-    use crate::transcribe::testing::transcriber;
+    use crate::transcribe::testing::{SecondChunk, transcriber};
     use crate::transcribe::{Origin, Transcriber};
     use crate::wire::transcription::TranscribeOptions;
 
-    /// Hears its first chunk at once; every later call runs until its request is cancelled.
-    struct Stalling {
-        calls: Arc<AtomicUsize>,
-        cancelled: Arc<AtomicUsize>,
+    /// A transcriber over a [`SecondChunk`] engine; its call and cancel counts.
+    pub fn second_chunk(
+        fails: bool,
+    ) -> (
+        tempfile::TempDir,
+        Arc<Transcriber>,
+        Arc<AtomicUsize>,
+        Arc<AtomicUsize>,
+    ) {
+        let (calls, cancelled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let engine = Arc::new(SecondChunk {
+            fails,
+            calls: calls.clone(),
+            cancelled: cancelled.clone(),
+        });
+        let (dir, t) = transcriber(vec![engine], 1);
+        (dir, t, calls, cancelled)
     }
 
-    impl Engine for Stalling {
-        fn id(&self) -> &'static str {
-            "whisper"
-        }
-        fn models(&self) -> Vec<ModelOffer> {
-            vec![ModelOffer {
-                spec: models::whisper_model("tiny.en").unwrap(),
-                downloaded: true,
-                loaded: true,
-            }]
-        }
-        fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
-            if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
-                return Ok(EngineOutput {
-                    text: "first".into(),
-                    language: Some("en".into()),
-                    segments: vec![Segment::new(0.0, 1.0, "first")],
-                    processing_time: None,
-                });
-            }
-            while !r.cancel.is_cancelled() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            self.cancelled.fetch_add(1, Ordering::SeqCst);
-            Err(EngineError::Cancelled)
-        }
-    }
-
-    async fn planned(t: &Arc<Transcriber>) -> Planned {
+    /// Plans `options` (tiny.en, no voice activity detection) on `t`.
+    pub async fn planned(t: &Arc<Transcriber>, options: TranscribeOptions) -> Planned {
         let options = TranscribeOptions {
             model: Some("tiny.en".into()),
             vad: Some(false),
-            ..TranscribeOptions::default()
+            ..options
         };
         t.plan(options, false, Origin::Api).await.ok().unwrap()
     }
+
+    /// 70 s of audio: three chunks without voice activity detection.
+    pub fn seventy_seconds() -> Audio {
+        Audio::Samples(vec![0.01; 16_000 * 70])
+    }
+
+    /// The whole body of a stream whose engine hears the first chunk and fails on the second,
+    /// rendered by `render`.
+    pub async fn failing_stream_body(
+        options: TranscribeOptions,
+        render: impl FnMut(Report) -> Vec<Event> + Send + 'static,
+    ) -> String {
+        use http_body_util::BodyExt;
+        let (_dir, t, _, _) = second_chunk(true);
+        let planned = planned(&t, options).await;
+        let response = stream(planned, seventy_seconds(), None, render)
+            .await
+            .unwrap();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::testing::{planned, second_chunk, seventy_seconds};
+    use super::*;
+    use crate::wire::transcription::TranscribeOptions;
 
     fn render(report: Report) -> Vec<Event> {
         match report {
@@ -178,17 +193,17 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_client_leaving_mid_stream_stops_the_engine_and_frees_the_slot() {
-        let (calls, cancelled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let engine = Arc::new(Stalling {
-            calls: calls.clone(),
-            cancelled: cancelled.clone(),
-        });
-        let (_dir, t) = transcriber(vec![engine], 1);
+        let (_dir, t, calls, cancelled) = second_chunk(false);
         // 70 s without voice activity detection: three chunks, the second never ends.
-        let audio = Audio::Samples(vec![0.01; 16_000 * 70]);
-        let response = stream(planned(&t).await, audio, None, render)
-            .await
-            .unwrap();
+        let options = TranscribeOptions::default;
+        let response = stream(
+            planned(&t, options()).await,
+            seventy_seconds(),
+            None,
+            render,
+        )
+        .await
+        .unwrap();
         let mut body = response.into_body().into_data_stream();
         let first = body.next().await.unwrap().unwrap();
         assert_eq!(&first[..], b"data: first\n\n");
@@ -207,7 +222,7 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         let again = tokio::time::timeout(Duration::from_secs(10), async {
             loop {
-                let planned = planned(&t).await;
+                let planned = planned(&t, options()).await;
                 if let Ok(response) = stream(planned, Audio::Samples(vec![]), None, render).await {
                     return response;
                 }
@@ -220,17 +235,13 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_failure_before_any_segment_is_an_ordinary_error_answer() {
-        let (calls, cancelled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let engine = Arc::new(Stalling { calls, cancelled });
-        let (_dir, t) = transcriber(vec![engine], 1);
+        let (_dir, t, _, _) = second_chunk(false);
         let audio = Audio::File {
             path: "/nonexistent/clip.wav".into(),
             hint: None,
         };
-        let err = stream(planned(&t).await, audio, None, render)
-            .await
-            .err()
-            .unwrap();
+        let planned = planned(&t, TranscribeOptions::default()).await;
+        let err = stream(planned, audio, None, render).await.err().unwrap();
         assert_eq!(err.status(), axum::http::StatusCode::INTERNAL_SERVER_ERROR);
     }
 

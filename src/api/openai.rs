@@ -327,6 +327,23 @@ pub async fn typed_errors(request: Request, next: Next) -> Response {
 mod tests {
     use super::*;
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failure_after_the_first_delta_is_an_error_with_its_type() {
+        let mut said_anything = false;
+        let render = move |report| stream_events(report, &mut said_anything);
+        let body = super::super::events::testing::failing_stream_body(
+            TranscribeOptions::default(),
+            render,
+        )
+        .await;
+        assert_eq!(
+            body,
+            "data: {\"type\":\"transcript.text.delta\",\"delta\":\"first\"}\n\n\
+             data: {\"error\":{\"code\":\"internal_error\",\
+             \"message\":\"Internal error: transcription failed\",\"type\":\"server_error\"}}\n\n"
+        );
+    }
+
     #[test]
     fn error_types_follow_openai() {
         assert_eq!(error_type(StatusCode::UNAUTHORIZED), "authentication_error");

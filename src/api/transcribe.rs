@@ -8,6 +8,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
@@ -121,7 +122,16 @@ async fn answer(
         drop(spooled);
         return Ok(Transcribed(transcript, options).into_response());
     }
-    events::stream(planned, audio, spooled, move |report| match report {
+    events::stream(planned, audio, spooled, move |report| {
+        stream_events(report, &options)
+    })
+    .await
+}
+
+/// The events of a streamed answer: a `segment` per segment, then `done` with the
+/// Transcription object, or `error` with the Error object.
+fn stream_events(report: Report, options: &TranscribeOptions) -> Vec<Event> {
+    match report {
         Report::Segments(segments) => segments
             .into_iter()
             .map(|s| {
@@ -134,11 +144,10 @@ async fn answer(
             })
             .collect(),
         Report::Finished(finished) => match *finished {
-            Ok(transcript) => vec![named_event("done", &transcription(transcript, &options))],
+            Ok(transcript) => vec![named_event("done", &transcription(transcript, options))],
             Err(err) => vec![named_event("error", &ApiError::from(err).body())],
         },
-    })
-    .await
+    }
 }
 
 pub async fn local_file(
@@ -302,6 +311,19 @@ mod tests {
         insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
             insta::assert_json_snapshot!("transcribe_ambiguous_model", err.body());
         });
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failure_after_the_first_segment_is_an_error_event() {
+        let options = TranscribeOptions::default();
+        let render = move |report| stream_events(report, &TranscribeOptions::default());
+        let body = super::super::events::testing::failing_stream_body(options, render).await;
+        assert_eq!(
+            body,
+            "event: segment\ndata: {\"start\":0.0,\"end\":1.0,\"text\":\"first\"}\n\n\
+             event: error\ndata: {\"error\":{\"code\":\"internal_error\",\
+             \"message\":\"Internal error: transcription failed\"}}\n\n"
+        );
     }
 
     #[test]

@@ -465,6 +465,42 @@ pub(crate) mod testing {
         }
     }
 
+    /// Hears its first chunk at once (one segment, "first"); every later call fails when
+    /// `fails`, else runs until its request is cancelled. Counts calls and cancels.
+    pub struct SecondChunk {
+        pub fails: bool,
+        pub calls: Arc<std::sync::atomic::AtomicUsize>,
+        pub cancelled: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Engine for SecondChunk {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            Gate::offers(&["tiny.en"])
+        }
+        fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            use std::sync::atomic::Ordering::SeqCst;
+            if self.calls.fetch_add(1, SeqCst) == 0 {
+                return Ok(EngineOutput {
+                    text: "first".into(),
+                    language: Some("en".into()),
+                    segments: vec![crate::engine::Segment::new(0.0, 1.0, "first")],
+                    processing_time: None,
+                });
+            }
+            if self.fails {
+                return Err(EngineError::Failed("the model file is damaged".into()));
+            }
+            while !r.cancel.is_cancelled() {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            self.cancelled.fetch_add(1, SeqCst);
+            Err(EngineError::Cancelled)
+        }
+    }
+
     impl Gate {
         fn offers(models: &[&'static str]) -> Vec<ModelOffer> {
             models
