@@ -400,6 +400,8 @@ async fn every_openai_error_is_the_error_object_with_its_type() {
     let wav = std::fs::read(clip("en-hello")).unwrap();
     let transcriptions = "/v1/audio/transcriptions";
     let long_prompt = "x".repeat(70 * 1024);
+    let hint = "y".repeat(60 * 1024);
+    let many_fields: Vec<(&str, &str)> = (0..5).map(|_| ("prompt", hint.as_str())).collect();
     let cases: Vec<(&str, &TestApp, axum::http::Request<Body>, StatusCode)> = vec![
         (
             "missing_file",
@@ -439,6 +441,12 @@ async fn every_openai_error_is_the_error_object_with_its_type() {
             "long_field",
             &app,
             multipart(transcriptions, &[("prompt", &long_prompt)], Some(&wav)),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "many_fields",
+            &app,
+            multipart(transcriptions, &many_fields, Some(&wav)),
             StatusCode::BAD_REQUEST,
         ),
         (

@@ -281,6 +281,11 @@ async fn status_and_models_follow_the_selection_and_the_installed_weights() {
     );
     let s = status(&installed).await;
     assert_eq!(s["status"], "ready");
+    // The whisper engine sends segments as it decodes them; tiny.en cannot translate.
+    assert_eq!(
+        (&s["supports_streaming"], &s["supports_translation"]),
+        (&json!(true), &json!(false))
+    );
     let (_, _, models) = send(
         &installed.router(),
         request("GET", "/v1/models").body(Body::empty()).unwrap(),

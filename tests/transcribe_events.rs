@@ -136,6 +136,9 @@ async fn a_failure_before_the_stream_begins_keeps_its_status() {
         body["error"]["message"],
         "Invalid 'stream' value 'sometimes': use true or false."
     );
+    common::snapshot_settings().bind(|| {
+        insta::assert_json_snapshot!("transcribe_bad_stream", body);
+    });
 }
 
 #[tokio::test]
@@ -197,6 +200,9 @@ async fn english_as_target_language_translates_with_a_multilingual_model() {
         "Sim mode replays recorded transcriptions and has no recorded translation of this 'de' \
          speech. Translate with a real model."
     );
+    common::snapshot_settings().bind(|| {
+        insta::assert_json_snapshot!("transcribe_sim_translation", body);
+    });
     let english = json!({"path": clip("en-weather"), "target_language": "en"});
     let (code, _, body) = send(&multilingual.router(), local(&english)).await;
     assert_eq!(code, StatusCode::OK, "{body}");

@@ -17,6 +17,9 @@ use crate::transcribe::Audio;
 
 /// The longest text field a form may carry (a prompt is a few hundred words at most).
 pub const MAX_FIELD_BYTES: usize = 64 * 1024;
+/// The most text all of a form's fields may carry together, however many there are (a
+/// thousand repeated `language_hint` fields would otherwise all be kept).
+pub const MAX_FORM_TEXT_BYTES: usize = 256 * 1024;
 
 /// An upload spooled to a temporary file, removed when this is dropped.
 pub struct Spooled {
@@ -42,12 +45,20 @@ pub async fn read_form(
     mut field: impl FnMut(&str, &str) -> Result<(), ApiError>,
 ) -> Result<Spooled, ApiError> {
     let mut spooled = None;
+    let mut text_bytes = 0;
     while let Some(part) = multipart.next_field().await.map_err(multipart_error)? {
         let name = part.name().unwrap_or_default().to_string();
         if name == "file" {
             spooled = Some(spool_part(part).await?);
         } else {
             let value = read_text(part, &name).await?;
+            text_bytes += name.len() + value.len();
+            if text_bytes > MAX_FORM_TEXT_BYTES {
+                return Err(ApiError::BadRequest(format!(
+                    "The form's text fields carry more than {} KiB together.",
+                    MAX_FORM_TEXT_BYTES / 1024
+                )));
+            }
             field(&name, &value)?;
         }
     }
