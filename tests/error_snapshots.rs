@@ -2,7 +2,7 @@
 //! [`ApiErrorKind`] with no wildcard arm: a new error variant does not compile without one.
 
 use strum::IntoEnumIterator;
-use verbatim::api::{ApiError, ApiErrorKind};
+use verbatim::api::{ApiError, ApiErrorKind, HeadProblem};
 
 fn example(kind: ApiErrorKind) -> ApiError {
     match kind {
@@ -30,6 +30,7 @@ fn example(kind: ApiErrorKind) -> ApiError {
             ApiError::ServiceUnavailable("No engine selected. Select an engine first.".into())
         }
         ApiErrorKind::EngineBusy => ApiError::EngineBusy { retry_after_secs: 5 },
+        ApiErrorKind::MalformedHead => ApiError::MalformedHead(HeadProblem::Unreadable),
     }
 }
 
@@ -56,8 +57,12 @@ fn every_code_is_one_the_contract_names() {
         "forbidden",
         "not_found",
         "conflict",
-        // 408, for a request body that arrives too slowly (not in the contract's list yet).
+        // Statuses the contract's list does not name, coded the same way (the reason phrase in
+        // snake case): 408 for a body that arrives too slowly, 414 and 431 for request heads
+        // the HTTP layer refuses.
         "request_timeout",
+        "uri_too_long",
+        "request_header_fields_too_large",
         "payload_too_large",
         "unsupported_media_type",
         "internal_error",

@@ -43,6 +43,19 @@ pub enum ApiError {
     ServiceUnavailable(String),
     /// Every transcription slot is taken and the queue is full.
     EngineBusy { retry_after_secs: u32 },
+    /// The HTTP layer could not read the request head (see `server::head_errors`).
+    MalformedHead(HeadProblem),
+}
+
+/// Why a request head could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadProblem {
+    /// Not HTTP/1.x: a bad request line, method, version or header (400).
+    Unreadable,
+    /// More headers, or more bytes of them, than the server takes (431).
+    HeadersTooLarge,
+    /// The request target is longer than the server takes (414).
+    UriTooLong,
 }
 
 impl ApiError {
@@ -63,6 +76,11 @@ impl ApiError {
             ApiError::ServiceUnavailable(_) | ApiError::EngineBusy { .. } => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
+            ApiError::MalformedHead(HeadProblem::Unreadable) => StatusCode::BAD_REQUEST,
+            ApiError::MalformedHead(HeadProblem::HeadersTooLarge) => {
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+            }
+            ApiError::MalformedHead(HeadProblem::UriTooLong) => StatusCode::URI_TOO_LONG,
         }
     }
 
@@ -74,6 +92,8 @@ impl ApiError {
             StatusCode::FORBIDDEN => "forbidden",
             StatusCode::NOT_FOUND => "not_found",
             StatusCode::REQUEST_TIMEOUT => "request_timeout",
+            StatusCode::URI_TOO_LONG => "uri_too_long",
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "request_header_fields_too_large",
             StatusCode::CONFLICT => "conflict",
             StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
             StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
@@ -111,6 +131,17 @@ impl ApiError {
             ApiError::HandlerPanicked => {
                 "Internal error: the request failed unexpectedly. The server is still running; try again."
                     .into()
+            }
+            ApiError::MalformedHead(HeadProblem::Unreadable) => {
+                "The request could not be read as HTTP/1.1: check the request line and the headers."
+                    .into()
+            }
+            ApiError::MalformedHead(HeadProblem::HeadersTooLarge) => {
+                "The request headers are too large: send at most 100 headers, under 400 KiB in all."
+                    .into()
+            }
+            ApiError::MalformedHead(HeadProblem::UriTooLong) => {
+                "The request URI is too long: send long values in the request body instead.".into()
             }
         }
     }

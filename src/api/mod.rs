@@ -30,7 +30,7 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
-pub use error::{ApiError, ApiErrorKind};
+pub use error::{ApiError, ApiErrorKind, HeadProblem};
 
 use crate::app::App;
 

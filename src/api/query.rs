@@ -18,11 +18,11 @@ impl Query {
         )
     }
 
-    /// The first value of `name`, if present.
+    /// The value of `name`, if present; when the key repeats, the last value wins.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
-            .find(|(key, _)| key == name)
+            .rfind(|(key, _)| key == name)
             .map(|(_, value)| value.as_str())
     }
 
@@ -77,6 +77,13 @@ mod tests {
         assert_eq!(q.clamped_int("missing", 50, 0, 200).unwrap(), 50);
         assert_eq!(q.clamped_int("empty", 50, 0, 200).unwrap(), 50);
         assert!(q.clamped_int("bad", 50, 0, 200).is_err());
+    }
+
+    #[test]
+    fn a_repeated_key_takes_its_last_value() {
+        let q = query("limit=5&limit=7&await_download=1&await_download=0");
+        assert_eq!(q.clamped_int("limit", 50, 0, 200).unwrap(), 7);
+        assert_eq!(q.get("await_download"), Some("0"));
     }
 
     #[test]

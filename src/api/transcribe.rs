@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{FromRequest, Multipart, Query, Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Uri, header};
 use axum::response::sse::Event;
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 
 use super::ApiError;
 use super::events::{self, Report, named_event, wants_stream};
 use super::json::JsonBody;
+use super::query::Query;
 use super::upload::{Spooled, ensure_not_empty, raw_format_hint, read_form, spool_body};
 use crate::app::App;
 use crate::audio::decode::{FILE_EXTENSIONS, open_regular};
@@ -25,22 +25,16 @@ use crate::wire::transcription::{
     TranscriptionSegment, TranscriptionWord,
 };
 
-#[derive(Debug, Deserialize)]
-pub struct TranscribeQuery {
-    await_download: Option<String>,
-}
-
-impl TranscribeQuery {
-    /// Absent means no; any value but the contract's boolean words is a 400.
-    fn await_download(&self) -> Result<bool, ApiError> {
-        match self.await_download.as_deref() {
-            None => Ok(false),
-            Some(value) => parse_bool_word(value).ok_or_else(|| {
-                ApiError::BadRequest(format!(
-                    "Invalid 'await_download' query parameter '{value}': use 1 or 0 (true or false)."
-                ))
-            }),
-        }
+/// The `await_download` query parameter: absent means no; any value but the contract's
+/// boolean words is a 400. Other query keys are ignored; a repeated key takes its last value.
+fn await_download(uri: &Uri) -> Result<bool, ApiError> {
+    match Query::of(uri).get("await_download") {
+        None => Ok(false),
+        Some(value) => parse_bool_word(value).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "Invalid 'await_download' query parameter '{value}': use 1 or 0 (true or false)."
+            ))
+        }),
     }
 }
 
@@ -60,16 +54,12 @@ impl IntoResponse for Transcribed {
     }
 }
 
-pub async fn upload(
-    State(app): State<Arc<App>>,
-    Query(query): Query<TranscribeQuery>,
-    request: Request,
-) -> Result<Response, ApiError> {
+pub async fn upload(State(app): State<Arc<App>>, request: Request) -> Result<Response, ApiError> {
     let content_type = header_text(request.headers(), header::CONTENT_TYPE)
         .unwrap_or_default()
         .to_ascii_lowercase();
     let accept = header_text(request.headers(), header::ACCEPT);
-    let await_download = query.await_download()?;
+    let await_download = await_download(request.uri())?;
     if content_type.starts_with("multipart/form-data") {
         let multipart = Multipart::from_request(request, &()).await.map_err(|e| {
             ApiError::BadRequest(format!("Invalid multipart form data: {}", e.body_text()))
@@ -152,11 +142,11 @@ fn stream_events(report: Report, options: &TranscribeOptions) -> Vec<Event> {
 
 pub async fn local_file(
     State(app): State<Arc<App>>,
-    Query(query): Query<TranscribeQuery>,
+    uri: Uri,
     headers: HeaderMap,
     JsonBody(body): JsonBody<LocalFileRequest>,
 ) -> Result<Response, ApiError> {
-    let await_download = query.await_download()?;
+    let await_download = await_download(&uri)?;
     let path = PathBuf::from(&body.path);
     let options = body.options()?;
     options.validate()?;

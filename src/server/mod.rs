@@ -4,8 +4,10 @@
 //! head (the first, or the next on a keep-alive connection) must arrive within
 //! [`HEADER_READ_TIMEOUT`], a body at a minimum rate (`api::limits`), and a response that the
 //! client stops reading ends after [`WRITE_STALL_TIMEOUT`]. At most [`MAX_CONNECTIONS`] are
-//! served at once (see `slots`). On shutdown, in-flight requests get a grace period.
+//! served at once (see `slots`). On shutdown, in-flight requests get a grace period. A request
+//! head hyper cannot read is answered with the Error object too (see `head_errors`).
 
+mod head_errors;
 mod slots;
 mod stall;
 
@@ -62,7 +64,8 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let io = TokioIo::new(stall::StallGuard::new(stream, WRITE_STALL_TIMEOUT));
+        let guarded = stall::StallGuard::new(stream, WRITE_STALL_TIMEOUT);
+        let io = TokioIo::new(head_errors::HeadErrors::new(guarded));
         let connection = http.serve_connection(io, slot.service(router.clone()));
         tokio::spawn(slot.serve(graceful.watch(connection)));
     }

@@ -49,8 +49,8 @@ macro_rules! transcription_fields {
         }
 
         /// The JSON body of `POST /v1/transcribe/local-file`: the path and the options by name.
+        /// Unknown keys are ignored: clients of other implementations send extras.
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-        #[serde(deny_unknown_fields)]
         pub struct LocalFileRequest {
             pub path: String,
             $(#[serde(default, skip_serializing_if = "is_unset")] pub $name: <$kind as FieldKind>::Json,)*
