@@ -189,11 +189,7 @@ fn the_configured_port_is_used_by_serve() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let mut server = common::SpawnedServer {
-        discovery: common::wait_for_discovery(tmp.path(), child.id()),
-        child,
-        home: tmp.path().to_path_buf(),
-    };
+    let mut server = common::SpawnedServer::adopt(child, tmp.path());
     assert_eq!(server.discovery.port, port);
     cli(tmp.path()).arg("status").assert().success();
     server.signal(libc::SIGTERM);

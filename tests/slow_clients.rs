@@ -37,13 +37,7 @@ fn serve_with_file_limit(home: &std::path::Path, soft: u64, hard: u64) -> Spawne
             }
         });
     }
-    let child = command.spawn().unwrap();
-    let discovery = common::wait_for_discovery(home, child.id());
-    SpawnedServer {
-        child,
-        discovery,
-        home: home.to_path_buf(),
-    }
+    SpawnedServer::adopt(command.spawn().unwrap(), home)
 }
 
 fn open_files(pid: i32) -> usize {

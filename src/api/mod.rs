@@ -1,8 +1,8 @@
 //! The `/v1/` HTTP API: `router(app, port)` builds every route with its middleware.
 //!
-//! Request order: security headers -> OpenAI error types (`/v1/audio/` only) -> Host / Origin
-//! checks (403) -> `OPTIONS` (204) -> route match (404) -> token (401) -> body size (413; too
-//! slow: 408) -> handler (panics become 500).
+//! Request order: request id and log -> security headers -> OpenAI error types (`/v1/audio/`
+//! only) -> Host / Origin checks (403) -> `OPTIONS` (204) -> route match (404) -> token (401) ->
+//! body size (413; too slow: 408) -> handler (panics become 500).
 
 mod backup;
 mod dictation;
@@ -15,6 +15,7 @@ pub mod limits;
 mod openai;
 mod query;
 mod recorder;
+pub mod request_log;
 mod rules;
 pub mod security;
 mod status;
@@ -62,7 +63,7 @@ pub fn with_common_layers(routes: Router, port: u16) -> Router {
         .fallback(route_not_found)
         .method_not_allowed_fallback(route_not_found);
     // Wrapped as one service so the layers see the finished response of every route.
-    Router::new()
+    let layered = Router::new()
         .fallback_service(routes)
         .layer(CatchPanicLayer::custom(security::panic_response))
         .layer(from_fn(security::answer_options))
@@ -71,7 +72,8 @@ pub fn with_common_layers(routes: Router, port: u16) -> Router {
             security::local_only,
         ))
         .layer(from_fn(openai::typed_errors))
-        .layer(from_fn(security::security_headers))
+        .layer(from_fn(security::security_headers));
+    request_log::with_request_log(layered)
 }
 
 /// Runs store work on a blocking thread, so a long transaction never holds up the

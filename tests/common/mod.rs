@@ -418,11 +418,13 @@ pub fn verbatim(home: &Path) -> Command {
     cmd
 }
 
-/// The real binary serving on port 0 with data folder `home`.
+/// The real binary serving on port 0 with data folder `home`. Its standard error, when piped, is
+/// read as it comes (a server logs a line per request and must never block on a full pipe).
 pub struct SpawnedServer {
     pub child: Child,
     pub discovery: Discovery,
     pub home: PathBuf,
+    log: Option<std::thread::JoinHandle<String>>,
 }
 
 impl SpawnedServer {
@@ -447,11 +449,25 @@ impl SpawnedServer {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        Self::adopt(child, home)
+    }
+
+    /// A server started by the caller: waits for its discovery file and starts reading its
+    /// standard error if that is piped.
+    pub fn adopt(mut child: Child, home: &Path) -> SpawnedServer {
+        let log = child.stderr.take().map(|mut stderr| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = stderr.read_to_end(&mut bytes);
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+        });
         let discovery = wait_for_discovery(home, child.id());
         SpawnedServer {
             child,
             discovery,
             home: home.to_path_buf(),
+            log,
         }
     }
 
@@ -482,12 +498,12 @@ impl SpawnedServer {
         self.stderr().lines().any(|l| l.contains(needle))
     }
 
+    /// Everything the server wrote on standard error; waits for it to close (the server exits).
     pub fn stderr(&mut self) -> String {
-        let mut out = String::new();
-        if let Some(mut err) = self.child.stderr.take() {
-            let _ = err.read_to_string(&mut out);
-        }
-        out
+        self.log
+            .take()
+            .map(|reader| reader.join().unwrap())
+            .unwrap_or_default()
     }
 }
 

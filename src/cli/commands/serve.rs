@@ -18,10 +18,21 @@ pub struct ServeArgs {
     /// Require the API token on every route but GET /v1/status, whatever the preference says.
     #[arg(long)]
     pub require_token: bool,
+    /// How log lines (one per request, and the server's own) are written on standard error:
+    /// `text` for people, `json` for one JSON object per line. RUST_LOG sets the level.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// The format of the server's log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
-    init_logging();
+    init_logging(args.log_format);
     let data_dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
     let backends = if args.sim {
         Backends::Simulated
@@ -69,13 +80,45 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
         .map_err(CliError::local)
 }
 
-fn init_logging() {
+/// Logs on standard error: colours only on a terminal and never when `NO_COLOR` is set (to
+/// anything but the empty string, per no-color.org).
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,whisper_rs=warn"));
-    let _ = tracing_subscriber::fmt()
+    let colour = colour_wanted(
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    );
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Text => builder.with_ansi(colour).try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .try_init(),
+    };
+}
+
+/// Colours on a terminal, unless `NO_COLOR` is set to a non-empty value.
+fn colour_wanted(no_color: Option<&std::ffi::OsStr>, terminal: bool) -> bool {
+    terminal && no_color.is_none_or(|value| value.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn no_color_turns_colours_off_on_a_terminal() {
+        assert!(colour_wanted(None, true));
+        assert!(!colour_wanted(Some(OsStr::new("1")), true));
+        assert!(colour_wanted(Some(OsStr::new("")), true));
+        assert!(!colour_wanted(None, false));
+    }
 }
