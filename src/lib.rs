@@ -7,6 +7,7 @@ pub mod audio; // decoding uploads to 16 kHz mono, resampling
 pub mod backup; // settings backups: the document, its validation, export and the merging import
 pub mod cancel; // a token blocking work polls, cancelled when a request's future is dropped
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
+pub mod conformance; // the conformance kit: the contract's checks run over HTTP against any server
 pub mod dictation; // system-wide dictation: state machine and the service driving it
 pub mod discovery; // data folder, discovery file, server lock and API token
 pub mod engine; // Engine port and adapters, model catalog, models folder, CTranslate2 import

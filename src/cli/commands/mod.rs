@@ -2,6 +2,7 @@
 
 pub mod backup;
 pub mod config;
+pub mod conformance;
 pub mod corpus;
 pub mod dictation;
 pub mod dictionary;

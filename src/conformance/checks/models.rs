@@ -1,0 +1,126 @@
+//! `GET /v1/models`: the envelope, each entry's fields and values, and the selection.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use crate::conformance::context::Exchange;
+use crate::conformance::expect::{Kind, fields};
+use crate::conformance::{Check, Ctx, Needs, Step};
+
+const MODELS: &str = "Status and models";
+
+fn models(cx: &mut Ctx) -> Step<(Exchange, Vec<Value>)> {
+    let (ex, json) = cx.get_json("/v1/models")?;
+    let list = json["models"].as_array().cloned();
+    let list = list.ok_or_else(|| ex.fail("{\"models\":[...]}", json.to_string()))?;
+    Ok((ex, list))
+}
+
+pub fn checks() -> Vec<Check> {
+    vec![
+        Check::new(
+            "models.envelope",
+            (MODELS, "`GET /v1/models` → `{models:[...]}`"),
+            Needs::ACCESS,
+            |cx| models(cx).map(drop),
+        ),
+        Check::new(
+            "models.entry-fields",
+            (
+                MODELS,
+                "`{id, engine, name, size_description, language_count, status, selected, downloaded?, loaded?}`",
+            ),
+            Needs::ACCESS,
+            |cx| {
+                let (ex, list) = models(cx)?;
+                use Kind::*;
+                for model in &list {
+                    fields(
+                        &ex,
+                        model,
+                        "model entry",
+                        &[
+                            ("id", Str),
+                            ("engine", Str),
+                            ("name", Str),
+                            ("size_description", Str),
+                            ("language_count", Int),
+                            ("status", Str),
+                            ("selected", Bool),
+                            ("downloaded?", Bool),
+                            ("loaded?", Bool),
+                        ],
+                    )?;
+                }
+                Ok(())
+            },
+        ),
+        Check::new(
+            "models.status-values",
+            (MODELS, "status:\"ready\"|\"not_configured\""),
+            Needs::ACCESS,
+            |cx| {
+                let (ex, list) = models(cx)?;
+                for model in &list {
+                    ex.ensure(
+                        model["status"] == "ready" || model["status"] == "not_configured",
+                        "status \"ready\" or \"not_configured\"",
+                        model,
+                    )?;
+                }
+                Ok(())
+            },
+        ),
+        Check::new(
+            "models.unique-ids",
+            (
+                MODELS,
+                "The list covers every model exposed by the loaded transcription engines",
+            ),
+            Needs::ACCESS,
+            |cx| {
+                let (ex, list) = models(cx)?;
+                let mut seen = HashSet::new();
+                for model in &list {
+                    let key = (model["engine"].to_string(), model["id"].to_string());
+                    ex.ensure(seen.insert(key), "each (engine, id) once", model)?;
+                }
+                Ok(())
+            },
+        ),
+        Check::new(
+            "models.one-selection",
+            (MODELS, "selected: true for the current selection"),
+            Needs::ACCESS,
+            |cx| {
+                let (ex, list) = models(cx)?;
+                let selected: Vec<&Value> = list.iter().filter(|m| m["selected"] == true).collect();
+                ex.ensure(
+                    selected.len() <= 1,
+                    "at most one selected model",
+                    selected.len(),
+                )
+            },
+        ),
+        Check::new(
+            "models.not-downloaded-not-ready",
+            (
+                MODELS,
+                "Not configured (weights not downloaded, key missing)",
+            ),
+            Needs::ACCESS,
+            |cx| {
+                let (ex, list) = models(cx)?;
+                for model in &list {
+                    ex.ensure(
+                        !(model["downloaded"] == false && model["status"] == "ready"),
+                        "a model whose weights are not downloaded is not ready",
+                        model,
+                    )?;
+                }
+                Ok(())
+            },
+        ),
+    ]
+}
