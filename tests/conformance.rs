@@ -111,9 +111,9 @@ fn a_sim_server_passes_every_check_and_is_left_as_it_was() {
     // What is skipped here needs a token-requiring server or no engine at all.
     let skipped = ids_with(&report, "skip");
     assert!(
-        skipped
-            .iter()
-            .all(|id| id.starts_with("auth.") || id == "openai.unauthorized" || id == "errors.service-unavailable"),
+        skipped.iter().all(|id| id.starts_with("auth.")
+            || id == "openai.unauthorized"
+            || id == "errors.service-unavailable"),
         "{skipped:?}"
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -137,7 +137,12 @@ fn a_token_server_passes_with_the_token_and_skips_without_it() {
     let (out, report) = kit(home.path(), &server, &["--token", &token]);
     assert_no_failure(&out, &report);
     let passed = ids_with(&report, "pass");
-    for id in ["auth.every-route", "auth.bearer-any-case", "auth.www-authenticate", "openai.unauthorized"] {
+    for id in [
+        "auth.every-route",
+        "auth.bearer-any-case",
+        "auth.www-authenticate",
+        "openai.unauthorized",
+    ] {
         assert!(passed.contains(&id.to_string()), "{id} did not pass");
     }
     // Read-only by default: what writes or starts capture is skipped, saying how to allow it.
@@ -172,7 +177,11 @@ fn a_token_server_passes_with_the_token_and_skips_without_it() {
     assert!(ids_with(&report, "pass").contains(&"security.host-foreign".to_string()));
 
     // A wrong token makes the protected checks fail, with the status to see.
-    let (out, report) = kit(home.path(), &server, &["--token", "wrong", "--only", "models"]);
+    let (out, report) = kit(
+        home.path(),
+        &server,
+        &["--token", "wrong", "--only", "models"],
+    );
     assert_eq!(out.status.code(), Some(4));
     assert!(ids_with(&report, "fail").contains(&"models.envelope".to_string()));
 }
@@ -184,7 +193,15 @@ fn reports_text_junit_and_usage_errors() {
     let url = format!("http://127.0.0.1:{}", server.discovery.port);
     let run = |args: &[&str]| {
         verbatim(home.path())
-            .args(["conformance", "--url", &url, "--only", "status", "--only", "wire"])
+            .args([
+                "conformance",
+                "--url",
+                &url,
+                "--only",
+                "status",
+                "--only",
+                "wire",
+            ])
             .args(args)
             .output()
             .unwrap()
@@ -193,7 +210,10 @@ fn reports_text_junit_and_usage_errors() {
     let text = run(&[]);
     assert_eq!(text.status.code(), Some(0), "{text:?}");
     let text = String::from_utf8(text.stdout).unwrap();
-    assert!(text.contains("\nstatus\n  pass  status.fields\n  pass  status.api-version\n"), "{text}");
+    assert!(
+        text.contains("\nstatus\n  pass  status.fields\n  pass  status.api-version\n"),
+        "{text}"
+    );
     assert!(!text.contains("history."));
     let last = text.lines().last().unwrap();
     assert!(last.contains(" contract points checked: "), "{last}");
@@ -201,7 +221,10 @@ fn reports_text_junit_and_usage_errors() {
     let file = home.path().join("report.xml");
     let junit = run(&["--format", "junit", "--output", file.to_str().unwrap()]);
     assert_eq!(junit.status.code(), Some(0), "{junit:?}");
-    assert!(junit.stdout.is_empty(), "nothing but the report goes to stdout");
+    assert!(
+        junit.stdout.is_empty(),
+        "nothing but the report goes to stdout"
+    );
     let xml = std::fs::read_to_string(&file).unwrap();
     assert!(xml.contains("<testsuite name=\"wire\""), "{xml}");
     assert!(xml.contains("<testcase classname=\"status\" name=\"status.api-version\""));
@@ -210,10 +233,17 @@ fn reports_text_junit_and_usage_errors() {
     let unknown = run(&["--only", "everything"]);
     assert_eq!(unknown.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&unknown.stderr);
-    assert!(stderr.contains("unknown area 'everything': use one of wire, errors, status"), "{stderr}");
+    assert!(
+        stderr.contains("unknown area 'everything': use one of wire, errors, status"),
+        "{stderr}"
+    );
 
     let closed = verbatim(home.path())
-        .args(["conformance", "--url", &format!("http://127.0.0.1:{}", common::closed_port())])
+        .args([
+            "conformance",
+            "--url",
+            &format!("http://127.0.0.1:{}", common::closed_port()),
+        ])
         .output()
         .unwrap();
     assert_eq!(closed.status.code(), Some(2), "{closed:?}");
@@ -227,8 +257,23 @@ fn a_junit_report_with_failures_and_skips_is_valid() {
     let file = home.path().join("report.xml");
     let url = format!("http://127.0.0.1:{}", server.discovery.port);
     let out = verbatim(home.path())
-        .args(["conformance", "--url", &url, "--token", "wrong & <bad>", "--format", "junit"])
-        .args(["--output", file.to_str().unwrap(), "--only", "models", "--only", "history"])
+        .args([
+            "conformance",
+            "--url",
+            &url,
+            "--token",
+            "wrong & <bad>",
+            "--format",
+            "junit",
+        ])
+        .args([
+            "--output",
+            file.to_str().unwrap(),
+            "--only",
+            "models",
+            "--only",
+            "history",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(4), "{out:?}");

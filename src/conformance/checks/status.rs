@@ -12,7 +12,7 @@ pub fn checks() -> Vec<Check> {
             "status.fields",
             (
                 STATUS,
-                "`{status, engine?, model?, api_version, supports_workflow_dictation, supports_streaming, supports_translation}`",
+                "`{status, engine?, model?, supports_workflow_dictation, supports_streaming, supports_translation}`",
             ),
             Needs::NOTHING,
             |cx| {
@@ -27,7 +27,6 @@ pub fn checks() -> Vec<Check> {
                         ("status", Str),
                         ("engine?", Str),
                         ("model?", Str),
-                        ("api_version", Str),
                         ("supports_workflow_dictation", Bool),
                         ("supports_streaming", Bool),
                         ("supports_translation", Bool),
