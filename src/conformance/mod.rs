@@ -5,6 +5,7 @@
 mod audio;
 mod checks;
 mod context;
+mod curl;
 mod expect;
 pub mod http;
 pub mod report;

@@ -1,7 +1,9 @@
-//! The checks, one module per area (`transcribe_results` holds the transcription successes).
+//! The checks, one module per area (`transcribe_results` holds the transcription successes,
+//! `corrections` the dictionary's corrections).
 
 mod auth;
 mod backup;
+mod corrections;
 mod dictation;
 mod dictionary;
 mod discovery;
