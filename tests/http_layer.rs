@@ -53,11 +53,24 @@ fn send_json(port: u16, method: &str, target: &str, body: &Value) -> (u16, Value
     (status, serde_json::from_str(&answer).unwrap())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn request_heads_the_http_layer_refuses_are_error_objects() {
+/// Runs `checks` (blocking) against a sim-mode server on a real socket, given its port and the
+/// path of a short silent WAV file.
+async fn with_server(checks: impl FnOnce(u16, &str) + Send + 'static) {
     let t = TestApp::new();
     let server = RunningServer::start(|port| verbatim::api::router(t.app.clone(), port)).await;
     let port = server.port;
+    let wav = tempfile::Builder::new().suffix(".wav").tempfile().unwrap();
+    std::fs::write(wav.path(), common::wav_bytes(vec![0i16; 8000])).unwrap();
+    let path = wav.path().to_str().unwrap().to_string();
+    tokio::task::spawn_blocking(move || checks(port, &path))
+        .await
+        .unwrap();
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_heads_the_http_layer_refuses_are_error_objects() {
+    with_server(|port, _| {
     let host = format!("Host: 127.0.0.1:{port}\r\n");
     let many_headers: String = (0..150).map(|i| format!("X-Extra-{i}: 1\r\n")).collect();
     let cases: Vec<(&str, Vec<u8>)> = vec![
@@ -81,10 +94,7 @@ async fn request_heads_the_http_layer_refuses_are_error_objects() {
     ];
     let mut shown = Vec::new();
     for (name, request) in cases {
-        let answer = tokio::task::spawn_blocking(move || exchange(port, &request))
-            .await
-            .unwrap();
-        let (status, head, body) = answer;
+        let (status, head, body) = exchange(port, &request);
         assert_eq!(
             header(&head, "content-type"),
             Some("application/json"),
@@ -105,19 +115,14 @@ async fn request_heads_the_http_layer_refuses_are_error_objects() {
     });
 
     // The server goes on answering after each of them.
-    let (status, _, _) = tokio::task::spawn_blocking(move || get(port, "GET", "/v1/status"))
-        .await
-        .unwrap();
-    assert_eq!(status, 200);
-    server.stop().await;
+    assert_eq!(get(port, "GET", "/v1/status").0, 200);
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn head_on_every_get_route_answers_as_get_without_a_body() {
-    let t = TestApp::new();
-    let server = RunningServer::start(|port| verbatim::api::router(t.app.clone(), port)).await;
-    let port = server.port;
-    tokio::task::spawn_blocking(move || {
+    with_server(|port, _| {
         let unknown = "7C9E6679-7425-40DE-944B-E07FC1F90AE7";
         let routes = [
             ("/v1/status".to_string(), 200),
@@ -159,20 +164,12 @@ async fn head_on_every_get_route_answers_as_get_without_a_body() {
             }
         }
     })
-    .await
-    .unwrap();
-    server.stop().await;
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_query_key_takes_its_last_value_and_unknown_keys_are_ignored() {
-    let t = TestApp::new();
-    let server = RunningServer::start(|port| verbatim::api::router(t.app.clone(), port)).await;
-    let port = server.port;
-    let wav = tempfile::Builder::new().suffix(".wav").tempfile().unwrap();
-    std::fs::write(wav.path(), common::wav_bytes(vec![0i16; 8000])).unwrap();
-    let path = wav.path().to_str().unwrap().to_string();
-    tokio::task::spawn_blocking(move || {
+    with_server(|port, path| {
         let (status, _, body) = get(port, "GET", "/v1/history?limit=1&limit=3&colour=blue");
         assert_eq!(status, 200);
         let page: Value = serde_json::from_str(&body).unwrap();
@@ -199,20 +196,12 @@ async fn a_repeated_query_key_takes_its_last_value_and_unknown_keys_are_ignored(
             "Invalid 'await_download' query parameter 'maybe': use 1 or 0 (true or false)."
         );
     })
-    .await
-    .unwrap();
-    server.stop().await;
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_json_keys_are_ignored() {
-    let t = TestApp::new();
-    let server = RunningServer::start(|port| verbatim::api::router(t.app.clone(), port)).await;
-    let port = server.port;
-    let wav = tempfile::Builder::new().suffix(".wav").tempfile().unwrap();
-    std::fs::write(wav.path(), common::wav_bytes(vec![0i16; 8000])).unwrap();
-    let path = wav.path().to_str().unwrap().to_string();
-    tokio::task::spawn_blocking(move || {
+    with_server(|port, path| {
         // Keys other implementations' clients send, and made-up ones.
         let extras = json!({ "await_download": true, "stream_id": 7, "nested": { "a": [1] } });
         let mut body = json!({ "path": path, "response_format": "verbose_json" });
@@ -239,17 +228,12 @@ async fn unknown_json_keys_are_ignored() {
         assert_eq!(status, 200, "{answer}");
         assert_eq!(answer["count"], 1);
     })
-    .await
-    .unwrap();
-    server.stop().await;
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chunked_body_past_a_json_routes_limit_is_a_413_error_object() {
-    let t = TestApp::new();
-    let server = RunningServer::start(|port| verbatim::api::router(t.app.clone(), port)).await;
-    let port = server.port;
-    let (status, head, body) = tokio::task::spawn_blocking(move || {
+    with_server(|port, _| {
         let mut request = format!(
             "POST /v1/dictation/start HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
              Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -262,18 +246,16 @@ async fn a_chunked_body_past_a_json_routes_limit_is_a_413_error_object() {
             request.extend_from_slice(b"\r\n");
         }
         request.extend_from_slice(b"0\r\n\r\n");
-        exchange(port, &request)
+        let (status, head, body) = exchange(port, &request);
+        assert_eq!(status, 413, "{head}");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            body,
+            json!({ "error": {
+                "code": "payload_too_large",
+                "message": "Payload too large. Maximum request body size is 1 MiB."
+            }})
+        );
     })
-    .await
-    .unwrap();
-    assert_eq!(status, 413, "{head}");
-    let body: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(
-        body,
-        json!({ "error": {
-            "code": "payload_too_large",
-            "message": "Payload too large. Maximum request body size is 1 MiB."
-        }})
-    );
-    server.stop().await;
+    .await;
 }
