@@ -2,6 +2,7 @@
 
 use crate::app::{App, Backends, Config};
 use crate::discovery::DataDir;
+use crate::hotkeys;
 use crate::server::{self, ServeSetup};
 use crate::store::preferences;
 
@@ -18,6 +19,9 @@ pub struct ServeArgs {
     /// Require the API token on every route but GET /v1/status, whatever the preference says.
     #[arg(long)]
     pub require_token: bool,
+    /// Do not serve the global hotkeys (`verbatim config hotkey`) from this server.
+    #[arg(long)]
+    pub no_hotkeys: bool,
 }
 
 pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
@@ -39,6 +43,8 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
             .map_err(CliError::local)? as u16,
     };
     let token_required = app.token_required().map_err(CliError::local)?;
+    let hotkeys = hotkeys::plan(&hotkeys::SessionVars::from_env(), !args.no_hotkeys);
+    let hotkeys_app = app.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -65,6 +71,9 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
                 "not required"
             };
             tracing::info!("{kind} listening on http://127.0.0.1:{port} (token {token})");
+            // Now that this server holds the data folder's lock: a second one must not grab
+            // keys. The backends run on their own until the process ends.
+            hotkeys::start(hotkeys_app, hotkeys);
         }))
         .map_err(CliError::local)
 }
