@@ -35,6 +35,10 @@ pub enum CliError {
     /// A dictation or Recorder session the server reports as failed.
     #[error("{0}")]
     SessionFailed(String),
+    /// The server's state refuses what was asked, as read before asking (exit 3, as the
+    /// server's 409 would be).
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl CliError {
@@ -42,7 +46,9 @@ impl CliError {
         match self {
             CliError::Local(_) => Exit::Local,
             CliError::CannotConnect(_) => Exit::CannotConnect,
-            CliError::Server { .. } | CliError::SessionFailed(_) => Exit::ServerError,
+            CliError::Server { .. } | CliError::SessionFailed(_) | CliError::Refused(_) => {
+                Exit::ServerError
+            }
         }
     }
 
