@@ -60,6 +60,20 @@ pub enum Plan {
     Off { reason: String },
 }
 
+impl Plan {
+    /// One line for people: the backend, or why there is none and what to do instead.
+    pub fn describe(&self) -> String {
+        match self {
+            Plan::X11 { display } => format!("X11: keys grabbed on display {display}"),
+            Plan::Portal => {
+                "Wayland: keys registered with the desktop portal (GlobalShortcuts), where the desktop offers it"
+                    .into()
+            }
+            Plan::Off { reason } => format!("off: {reason}; {FALLBACK_ADVICE}"),
+        }
+    }
+}
+
 /// The backend for a session: Wayland (by `XDG_SESSION_TYPE` or `WAYLAND_DISPLAY`) uses the
 /// portal even with an Xwayland `DISPLAY` beside it, since an X11 grab there only sees keys
 /// typed into X11 windows; X11 uses `DISPLAY`.
@@ -216,6 +230,12 @@ mod tests {
         assert_eq!(
             plan(&vars(None, Some(":0"), None), false),
             off("switched off (--no-hotkeys)")
+        );
+        assert_eq!(x11(":0").describe(), "X11: keys grabbed on display :0");
+        assert!(
+            off("no display")
+                .describe()
+                .starts_with("off: no display; bind the command `verbatim dictation toggle`")
         );
     }
 }
