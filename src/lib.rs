@@ -12,6 +12,7 @@ pub mod dictation; // system-wide dictation: state machine and the service drivi
 pub mod discovery; // data folder, discovery file, server lock and API token
 pub mod engine; // Engine port and adapters, model catalog, models folder, CTranslate2 import
 pub mod files; // owner-only folders and atomic private writes
+pub mod hotkeys; // global hotkeys: shortcut syntax, slots, X11 grabs and the Wayland portal
 pub mod net; // outbound HTTPS: platform trust store, proxies from the environment, redirects
 pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown

@@ -40,6 +40,10 @@ pub enum CliError {
     /// `conformance`: the server broke at least one contract point.
     #[error("{0}")]
     ChecksFailed(String),
+    /// The server's state refuses what was asked, as read before asking (exit 3, as the
+    /// server's 409 would be).
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl CliError {
@@ -47,7 +51,9 @@ impl CliError {
         match self {
             CliError::Local(_) => Exit::Local,
             CliError::CannotConnect(_) => Exit::CannotConnect,
-            CliError::Server { .. } | CliError::SessionFailed(_) => Exit::ServerError,
+            CliError::Server { .. } | CliError::SessionFailed(_) | CliError::Refused(_) => {
+                Exit::ServerError
+            }
             CliError::ChecksFailed(_) => Exit::ChecksFailed,
         }
     }

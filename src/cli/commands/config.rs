@@ -1,5 +1,6 @@
 //! `verbatim config list|get|set`: preferences in the local store. A running server reads
 //! them on use, so a change (for example switching token checking on) applies at once.
+//! `verbatim config hotkey` is in [`super::hotkey`].
 
 use serde_json::{Map, Value};
 
@@ -17,6 +18,19 @@ pub enum ConfigCommand {
     Get { key: String },
     /// Change one preference.
     Set { key: String, value: String },
+    /// List the global hotkeys, or show, bind or clear one slot's. SHORTCUT is like
+    /// Ctrl+Alt+Space (modifiers Ctrl, Alt, Shift, Super, then one key).
+    #[command(visible_alias = "hotkeys")]
+    Hotkey {
+        /// The slot: dictation.toggle, dictation.start, dictation.stop, recorder.toggle,
+        /// recorder.start or recorder.stop.
+        slot: Option<String>,
+        /// The key combination to bind to the slot.
+        shortcut: Option<String>,
+        /// Unbind the slot.
+        #[arg(long, requires = "slot", conflicts_with = "shortcut")]
+        clear: bool,
+    },
 }
 
 pub fn run(globals: &Globals, command: ConfigCommand) -> Result<(), CliError> {
@@ -47,6 +61,20 @@ pub fn run(globals: &Globals, command: ConfigCommand) -> Result<(), CliError> {
             let parsed = pref.parse(&value).map_err(CliError::local)?;
             store.set_pref(pref, &parsed).map_err(CliError::local)?;
             print_one(globals, pref.key, &parsed);
+        }
+        ConfigCommand::Hotkey {
+            slot,
+            shortcut,
+            clear,
+        } => {
+            use super::hotkey::Request;
+            let request = match (slot.as_deref(), shortcut.as_deref()) {
+                (Some(slot), _) if clear => Request::Clear(slot),
+                (Some(slot), Some(shortcut)) => Request::Bind(slot, shortcut),
+                (Some(slot), None) => Request::Show(slot),
+                (None, _) => Request::List,
+            };
+            return super::hotkey::run(globals, &store, request);
         }
     }
     Ok(())

@@ -1,4 +1,5 @@
-//! `verbatim dictation start [--workflow ID] | stop | status | result ID [--wait]`.
+//! `verbatim dictation start [--workflow ID] | stop | toggle [--workflow ID] | status |
+//! result ID [--wait]`.
 
 use super::super::output::{non_empty, print_answer, print_lines};
 use super::super::{CliError, Client, Globals};
@@ -16,6 +17,14 @@ pub enum DictationCommand {
     },
     /// Stop recording; the text is transcribed and inserted.
     Stop,
+    /// Start dictating when idle, stop when recording: the command to bind to a key in the
+    /// desktop's keyboard settings. Fails (exit 3) while the last dictation is still being
+    /// transcribed or inserted.
+    Toggle {
+        /// The workflow (rule) id to use when it starts.
+        #[arg(long)]
+        workflow: Option<String>,
+    },
     /// Show the dictation state.
     Status,
     /// Show a session's result.
@@ -30,19 +39,9 @@ pub enum DictationCommand {
 pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError> {
     let client = Client::from_globals(globals)?;
     match command {
-        DictationCommand::Start { workflow } => {
-            let body = StartDictation {
-                workflow_id: workflow,
-            };
-            let answer: DictationStarted = client.send("POST", "/v1/dictation/start", &body)?;
-            print_answer(globals.json, &answer, |answer| {
-                let with = non_empty(&answer.workflow_name)
-                    .map(|workflow| format!(" with workflow '{workflow}'"))
-                    .unwrap_or_default();
-                println!("Dictating{with}; session {}.", format_uuid(&answer.id));
-            });
-        }
-        DictationCommand::Stop => stop(globals, &client, "/v1/dictation/stop", "transcribed")?,
+        DictationCommand::Start { workflow } => start(globals, &client, workflow)?,
+        DictationCommand::Stop => stop(globals, &client, STOP, "transcribed")?,
+        DictationCommand::Toggle { workflow } => toggle(globals, &client, workflow)?,
         DictationCommand::Status => {
             let answer: DictationStatus = client.get("/v1/dictation/status")?;
             print_answer(globals.json, &answer, |answer| {
@@ -67,4 +66,63 @@ pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError>
         }
     }
     Ok(())
+}
+
+const STATUS: &str = "/v1/dictation/status";
+const STOP: &str = "/v1/dictation/stop";
+
+fn start(globals: &Globals, client: &Client, workflow: Option<String>) -> Result<(), CliError> {
+    let body = StartDictation {
+        workflow_id: workflow,
+    };
+    let answer: DictationStarted = client.send("POST", "/v1/dictation/start", &body)?;
+    print_answer(globals.json, &answer, |answer| {
+        let with = non_empty(&answer.workflow_name)
+            .map(|workflow| format!(" with workflow '{workflow}'"))
+            .unwrap_or_default();
+        println!("Dictating{with}; session {}.", format_uuid(&answer.id));
+    });
+    Ok(())
+}
+
+/// Starts when idle (or after a failed session), stops when recording. A start or stop that
+/// loses a race (409: another client, or a hotkey, changed the state between the status read
+/// and the request) is fine when the state is now what the toggle asked for; the command then
+/// says so (with `--json`, the new status) and succeeds.
+fn toggle(globals: &Globals, client: &Client, workflow: Option<String>) -> Result<(), CliError> {
+    let status: DictationStatus = client.get(STATUS)?;
+    let (result, wanted_recording) = match status.state.as_str() {
+        "idle" | "error" => (start(globals, client, workflow), true),
+        "recording" => (stop(globals, client, STOP, "transcribed"), false),
+        busy => {
+            let doing = match busy {
+                "inserting" => "inserted",
+                _ => "transcribed",
+            };
+            return Err(CliError::Refused(format!(
+                "The last dictation is still being {doing}; toggle again once its text is inserted."
+            )));
+        }
+    };
+    match result {
+        Err(CliError::Server { status: 409, .. }) => {
+            let now: DictationStatus = client.get(STATUS)?;
+            if now.is_recording != wanted_recording {
+                return result;
+            }
+            print_answer(globals.json, &now, |now| {
+                let what = if wanted_recording {
+                    "started"
+                } else {
+                    "stopped"
+                };
+                println!(
+                    "Dictation was {what} just now by another client; it is {}.",
+                    now.state
+                );
+            });
+            Ok(())
+        }
+        other => other,
+    }
 }

@@ -7,6 +7,7 @@ pub mod corpus;
 pub mod dictation;
 pub mod dictionary;
 pub mod history;
+mod hotkey;
 pub mod models;
 pub mod recorder;
 pub mod rules;

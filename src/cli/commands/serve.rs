@@ -2,6 +2,7 @@
 
 use crate::app::{App, Backends, Config};
 use crate::discovery::DataDir;
+use crate::hotkeys;
 use crate::server::{self, ServeSetup};
 use crate::store::preferences;
 
@@ -22,6 +23,9 @@ pub struct ServeArgs {
     /// `text` for people, `json` for one JSON object per line. RUST_LOG sets the level.
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Do not serve the global hotkeys (`verbatim config hotkey`) from this server.
+    #[arg(long)]
+    pub no_hotkeys: bool,
 }
 
 /// The format of the server's log lines.
@@ -50,6 +54,8 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
             .map_err(CliError::local)? as u16,
     };
     let token_required = app.token_required().map_err(CliError::local)?;
+    let hotkeys = hotkeys::plan(&hotkeys::SessionVars::from_env(), !args.no_hotkeys);
+    let hotkeys_app = app.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -76,6 +82,9 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
                 "not required"
             };
             tracing::info!("{kind} listening on http://127.0.0.1:{port} (token {token})");
+            // Now that this server holds the data folder's lock: a second one must not grab
+            // keys. The backends run on their own until the process ends.
+            hotkeys::start(hotkeys_app, hotkeys);
         }))
         .map_err(CliError::local)
 }
