@@ -112,13 +112,7 @@ fn serve(home: &Path, session: &[(&str, &str)], extra: &[&str]) -> (SpawnedServe
         .spawn()
         .unwrap();
     let log = Log::follow(child.stderr.take().unwrap());
-    let discovery = common::wait_for_discovery(&data, child.id());
-    let server = SpawnedServer {
-        child,
-        discovery,
-        home: data,
-    };
-    (server, log)
+    (SpawnedServer::adopt(child, &data), log)
 }
 
 /// `verbatim config hotkey SLOT SHORTCUT` on the data folder of `home`.
