@@ -22,12 +22,19 @@ pub enum ModelsCommand {
     #[default]
     List,
     /// Use this model when a request names none.
-    Select { id: String },
+    Select {
+        /// Model id, e.g. `tiny.en` or `base` (see `verbatim models`).
+        id: String,
+    },
     /// Download a model's weights (from the modelDownloadBaseUrl preference).
-    Download { id: String },
+    Download {
+        /// Model id, e.g. `tiny.en` or `base` (see `verbatim models`).
+        id: String,
+    },
     /// Convert a faster-whisper / CTranslate2 Whisper model folder into an installed model.
     #[command(name = "import-ct2")]
     ImportCt2 {
+        /// The CTranslate2 model folder (holding `model.bin`, `config.json`, `vocabulary.txt`).
         dir: PathBuf,
         /// Model id to install as (default: derived from the model, e.g. tiny.en).
         #[arg(long)]
@@ -37,7 +44,10 @@ pub enum ModelsCommand {
         quantize: Option<Quantize>,
     },
     /// Delete a model's weights.
-    Remove { id: String },
+    Remove {
+        /// Model id, e.g. `tiny.en` or `base`.
+        id: String,
+    },
 }
 
 /// The `--quantize` types.

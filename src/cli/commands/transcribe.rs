@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use super::super::client::status_of_code;
 use super::super::output::print_json;
 use super::super::{CliError, Client, Globals};
+use crate::engine::Task;
 use crate::wire::subtitles;
 use crate::wire::transcription::{
     Granularity, LocalFileRequest, ResponseFormat, TranscribeOptions, Transcription,
@@ -27,6 +28,30 @@ pub enum Format {
     Vtt,
 }
 
+/// The `--task` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TaskArg {
+    /// Write down what is said, in the language it is said in.
+    Transcribe,
+    /// Translate the speech into English (multilingual models only).
+    Translate,
+}
+
+/// The `--engine` values: the engines this build knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// whisper.cpp with a Whisper model.
+    Whisper,
+}
+
+impl EngineArg {
+    fn id(self) -> &'static str {
+        match self {
+            EngineArg::Whisper => "whisper",
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct TranscribeArgs {
     /// Audio file, or `-` (the default) for standard input.
@@ -37,17 +62,20 @@ pub struct TranscribeArgs {
     /// Shortlist for language detection (repeatable, in order of preference).
     #[arg(long)]
     pub language_hint: Vec<String>,
-    /// `transcribe` (default) or `translate` (into English).
-    #[arg(long)]
-    pub task: Option<String>,
+    /// What to do with the speech (default: transcribe).
+    #[arg(long, value_enum)]
+    pub task: Option<TaskArg>,
     /// Translate the transcript into this language (needs a translation provider).
     #[arg(long)]
     pub translate_to: Option<String>,
     /// Prompt for this request (joined with the dictionary's recognition terms).
     #[arg(long)]
     pub prompt: Option<String>,
-    #[arg(long)]
-    pub engine: Option<String>,
+    /// Engine to transcribe with (default: the selected one).
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
+    /// Model to transcribe with, e.g. `tiny.en` or `base` (default: the selected one; see
+    /// `verbatim models`).
     #[arg(long)]
     pub model: Option<String>,
     /// Wait for the model's weights instead of failing when they are missing.
@@ -82,7 +110,7 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
         ""
     };
     let progress = args.progress || (!args.no_progress && std::io::stderr().is_terminal());
-    let mut options = options(&args)?;
+    let mut options = options(&args);
     options.stream = progress.then_some(true);
     let mut answer = Answer::default();
     match args.input.as_deref() {
@@ -175,11 +203,14 @@ fn absolute(path: &str) -> Result<String, CliError> {
     Ok(path.to_string_lossy().into_owned())
 }
 
-/// The request's options, as the server reads them from either carrier. A `--task` the table
-/// refuses is refused here, with the server's message.
-fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
+/// The request's options, as the server reads them from either carrier.
+fn options(args: &TranscribeArgs) -> TranscribeOptions {
     let wants_segments = matches!(args.format, Format::VerboseJson | Format::Srt | Format::Vtt);
-    let mut options = TranscribeOptions {
+    TranscribeOptions {
+        task: args.task.map(|task| match task {
+            TaskArg::Transcribe => Task::Transcribe,
+            TaskArg::Translate => Task::Translate,
+        }),
         language: args.language.clone(),
         language_hints: args.language_hint.clone(),
         target_language: args.translate_to.clone(),
@@ -189,7 +220,7 @@ fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
             ResponseFormat::Json
         },
         prompt: args.prompt.clone(),
-        engine: args.engine.clone(),
+        engine: args.engine.map(|engine| engine.id().to_string()),
         model: args.model.clone(),
         apply_corrections: args.no_corrections.then_some(false),
         vad: args.no_vad.then_some(false),
@@ -199,13 +230,7 @@ fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
             Vec::new()
         },
         ..TranscribeOptions::default()
-    };
-    if let Some(task) = &args.task {
-        options
-            .set_form_field("task", task)
-            .map_err(|refused| CliError::Local(refused.0))?;
     }
-    Ok(options)
 }
 
 /// Standard input, refused when empty or over the upload limit.
