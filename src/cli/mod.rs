@@ -7,7 +7,7 @@ mod output;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub use client::Client;
 
@@ -141,6 +141,13 @@ pub enum Command {
     /// Show or rotate the API token.
     #[command(subcommand)]
     Token(commands::token::TokenCommand),
+    /// Run the server in the background as a systemd user service.
+    #[command(subcommand)]
+    Service(commands::service::ServiceCommand),
+    /// Print the shell completion script for `verbatim`.
+    Completions(commands::completions::CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command into a folder.
+    Man(commands::man::ManArgs),
 }
 
 /// Entry point of the binary: parse, run, map to an exit code.
@@ -184,5 +191,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Config(cmd) => commands::config::run(globals, cmd),
         Command::Corpus(cmd) => commands::corpus::run(globals, cmd),
         Command::Token(cmd) => commands::token::run(globals, cmd),
+        Command::Service(cmd) => commands::service::run(globals, cmd),
+        Command::Completions(args) => commands::completions::run(args, Cli::command()),
+        Command::Man(args) => commands::man::run(args, Cli::command()),
     }
 }
