@@ -9,6 +9,7 @@ pub mod cancel; // a token blocking work polls, cancelled when a request's futur
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 pub mod dictation; // system-wide dictation: state machine and the service driving it
 pub mod discovery; // data folder, discovery file, server lock and API token
+pub mod doctor; // `verbatim doctor`: what dictation needs on this machine, each problem with its fix
 pub mod engine; // Engine port and adapters, model catalog, models folder, CTranslate2 import
 pub mod files; // owner-only folders and atomic private writes
 pub mod net; // outbound HTTPS: platform trust store, proxies from the environment, redirects

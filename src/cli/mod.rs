@@ -141,6 +141,8 @@ pub enum Command {
     /// Show or rotate the API token.
     #[command(subcommand)]
     Token(commands::token::TokenCommand),
+    /// Check what dictation needs on this machine and explain how to fix each problem.
+    Doctor,
     /// Run the server in the background as a systemd user service.
     #[command(subcommand)]
     Service(commands::service::ServiceCommand),
@@ -191,6 +193,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Config(cmd) => commands::config::run(globals, cmd),
         Command::Corpus(cmd) => commands::corpus::run(globals, cmd),
         Command::Token(cmd) => commands::token::run(globals, cmd),
+        Command::Doctor => commands::doctor::run(globals),
         Command::Service(cmd) => commands::service::run(globals, cmd),
         Command::Completions(args) => commands::completions::run(args, Cli::command()),
         Command::Man(args) => commands::man::run(args, Cli::command()),

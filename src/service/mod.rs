@@ -168,7 +168,7 @@ mod tests {
 
     #[test]
     fn units_go_to_the_xdg_config_folder_else_under_home() {
-        let lookup = |config: Option<&str>| {
+        let lookup = |config: Option<&'static str>| {
             move |name: &str| match name {
                 "XDG_CONFIG_HOME" => config.map(String::from),
                 "HOME" => Some("/home/ada".to_string()),

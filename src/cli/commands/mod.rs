@@ -6,6 +6,7 @@ pub mod config;
 pub mod corpus;
 pub mod dictation;
 pub mod dictionary;
+pub mod doctor;
 pub mod history;
 pub mod man;
 pub mod models;
