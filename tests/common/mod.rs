@@ -6,6 +6,7 @@ pub mod flac;
 pub mod probe;
 pub mod pulse;
 pub mod webm;
+pub mod xvfb;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
