@@ -459,3 +459,46 @@ fn doctor_exits_zero_when_everything_for_dictation_is_there() {
         assert_eq!(check(&report, name)["status"], "ok", "{report:#}");
     }
 }
+
+/// On a terminal (a pseudo-terminal from `script`), `transcribe` draws its bar and the segment
+/// lines on standard error while standard output, redirected to a file, gets the text alone.
+/// Skipped where `script` (util-linux) is missing.
+#[test]
+fn on_a_terminal_progress_goes_to_stderr_and_stdout_keeps_the_result() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let _server = SpawnedServer::start(&data, &["--sim"]);
+    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/en-weather.wav");
+    let result = home.path().join("result.txt");
+    let line = format!(
+        "'{}' transcribe '{}' > '{}'",
+        common::binary().display(),
+        clip.display(),
+        result.display()
+    );
+    let terminal = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("VERBATIM_HOME", &data)
+        .env("TERM", "xterm")
+        .env_remove("VERBATIM_API_TOKEN")
+        .output();
+    let terminal = match terminal {
+        Ok(out) => out,
+        Err(err) => {
+            eprintln!("skipped: `script` cannot run ({err})");
+            return;
+        }
+    };
+    assert!(terminal.status.success(), "{}", text(&terminal.stderr));
+    let expected = common::recorded_text("en-weather");
+    assert_eq!(
+        std::fs::read_to_string(&result).unwrap(),
+        format!("{expected}\n")
+    );
+    let drawn = String::from_utf8_lossy(&terminal.stdout);
+    assert!(drawn.contains("Transcribing ["), "no bar: {drawn:?}");
+    assert!(
+        drawn.contains(&format!("[00:00:00.000] {expected}")),
+        "{drawn:?}"
+    );
+}

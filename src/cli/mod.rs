@@ -4,6 +4,7 @@
 mod client;
 mod commands;
 mod output;
+mod progress;
 
 use std::process::ExitCode;
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::super::output::{print_answer, print_json, print_table_or};
+use super::super::progress::bytes_bar;
 use super::super::{CliError, Client, Globals};
 use super::config::open_store;
 use crate::app::model_dir;
@@ -124,15 +125,6 @@ fn select(globals: &Globals, id: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-fn progress_bar(message: String) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_message(message);
-    bar
-}
-
 fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
     let spec = known(id)?;
     let store = open_store(globals)?;
@@ -141,7 +133,7 @@ fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
         .map_err(CliError::local)?;
     let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
     let models = model_dir(&dir);
-    let bar = progress_bar(format!("Downloading {}", spec.id));
+    let bar = bytes_bar(format!("Downloading {}", spec.id));
     let result =
         crate::engine::models::fetch::download(&base_url, spec, &models, &mut |done, total| {
             bar.set_length(total);
@@ -172,7 +164,7 @@ fn import(
         .path()
         .join(format!(".import-{}.part", crate::files::random_suffix()));
     std::fs::create_dir_all(models.path()).map_err(CliError::local)?;
-    let bar = progress_bar(format!("Converting {}", source.display()));
+    let bar = bytes_bar(format!("Converting {}", source.display()));
     let options = ImportOptions { quantization };
     let report = import_ct2(source, &staging, &options, &mut |done, total| {
         bar.set_length(total);

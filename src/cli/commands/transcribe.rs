@@ -3,12 +3,14 @@
 //! progress (a terminal, or `--progress`) the answer is streamed and each segment is shown on
 //! standard error as it is decoded; the result goes to standard output in the chosen format.
 
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::PathBuf;
 
 use super::super::client::status_of_code;
 use super::super::output::print_json;
+use super::super::progress::{TranscriptionBar, segment_line, stderr_is_terminal};
 use super::super::{CliError, Client, Globals};
+use crate::audio::decode::declared_duration;
 use crate::engine::Task;
 use crate::wire::subtitles;
 use crate::wire::transcription::{
@@ -109,9 +111,13 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
     } else {
         ""
     };
-    let progress = args.progress || (!args.no_progress && std::io::stderr().is_terminal());
+    let progress = args.progress || (!args.no_progress && stderr_is_terminal());
     let mut options = options(&args);
     options.stream = progress.then_some(true);
+    // On a terminal the segments move a bar (over the file's declared length, else a spinner).
+    let bar = |duration: Option<f64>| {
+        (progress && stderr_is_terminal()).then(|| TranscriptionBar::new(duration))
+    };
     let mut answer = Answer::default();
     match args.input.as_deref() {
         None | Some("-") => {
@@ -119,6 +125,7 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
             let mut headers = vec![("Content-Type", "application/octet-stream".to_string())];
             headers.extend(options.headers());
             let path = format!("/v1/transcribe{query}");
+            answer.bar = bar(None);
             if progress {
                 client.post_bytes_for_events(&path, &audio, &headers, |n, d| answer.take(n, d))?;
             } else {
@@ -126,7 +133,9 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
             }
         }
         Some(path) => {
-            let body = LocalFileRequest::new(absolute(path)?, &options);
+            let path = absolute(path)?;
+            answer.bar = bar(declared_duration(std::path::Path::new(&path)));
+            let body = LocalFileRequest::new(path, &options);
             let path = format!("/v1/transcribe/local-file{query}");
             if progress {
                 client.post_for_events(&path, &body, |n, d| answer.take(n, d))?;
@@ -135,6 +144,7 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
             }
         }
     };
+    drop(answer.bar.take());
     let result = answer.result.ok_or_else(|| {
         CliError::local("the server's events ended before the transcription was done")
     })?;
@@ -152,10 +162,12 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// A streamed answer as it arrives: each segment shown on standard error, then the result.
+/// A streamed answer as it arrives: each segment shown on standard error (a line, or a line
+/// above the bar), then the result.
 #[derive(Default)]
 struct Answer {
     result: Option<Transcription>,
+    bar: Option<TranscriptionBar>,
 }
 
 impl Answer {
@@ -167,11 +179,10 @@ impl Answer {
             "segment" => {
                 let segment: TranscriptionSegment =
                     serde_json::from_str(data).map_err(unreadable)?;
-                eprintln!(
-                    "[{}] {}",
-                    subtitles::timestamp(segment.start, '.'),
-                    segment.text.trim()
-                );
+                match &self.bar {
+                    Some(bar) => bar.segment(&segment),
+                    None => eprintln!("{}", segment_line(&segment)),
+                }
             }
             "done" => self.result = Some(serde_json::from_str(data).map_err(unreadable)?),
             "error" => {
