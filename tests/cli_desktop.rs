@@ -8,7 +8,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use assert_cmd::prelude::*;
 use common::SpawnedServer;
+use predicates::prelude::*;
 
 /// `verbatim` with its own data folder, HOME and nothing of the caller's session.
 fn verbatim(home: &Path) -> Command {
@@ -35,35 +37,40 @@ fn run(command: &mut Command) -> Output {
 fn completions_for_each_shell_name_the_commands() {
     let home = tempfile::tempdir().unwrap();
     for shell in ["bash", "zsh", "fish"] {
-        let out = run(verbatim(home.path()).args(["completions", shell]));
-        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
-        assert_eq!(text(&out.stderr), "", "{shell}: nothing on stderr");
-        let script = text(&out.stdout);
-        for word in [
-            "transcribe",
-            "doctor",
-            "service",
-            "--format",
-            "verbose_json",
-        ] {
-            assert!(script.contains(word), "{shell} completion lacks {word}");
+        let mut words = predicate::str::contains("transcribe")
+            .and(predicate::str::contains("doctor"))
+            .boxed();
+        for word in ["service", "--format", "verbose_json"] {
+            words = words.and(predicate::str::contains(word)).boxed();
         }
+        verbatim(home.path())
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .stderr("")
+            .stdout(words);
     }
-    let out = run(verbatim(home.path()).args(["completions", "tcsh"]));
-    assert_eq!(out.status.code(), Some(1));
+    verbatim(home.path())
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("invalid value 'tcsh'"));
 }
 
 #[test]
 fn the_man_page_renders_and_one_page_per_command_can_be_written() {
     let home = tempfile::tempdir().unwrap();
-    let out = run(verbatim(home.path()).arg("man"));
-    assert!(out.status.success());
-    let page = text(&out.stdout);
-    assert!(
-        page.lines().any(|l| l.starts_with(".TH VERBATIM 1")),
-        "{page}"
-    );
-    assert!(page.contains("transcribe") && page.contains("doctor"));
+    verbatim(home.path())
+        .arg("man")
+        .assert()
+        .success()
+        .stderr("")
+        .stdout(
+            predicate::str::is_match(r"(?m)^\.TH VERBATIM 1 ")
+                .unwrap()
+                .and(predicate::str::contains("transcribe"))
+                .and(predicate::str::contains("doctor")),
+        );
 
     let dir = home.path().join("man1");
     let out = run(verbatim(home.path()).args(["man", "--out"]).arg(&dir));
