@@ -309,6 +309,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_declared_duration_comes_from_the_header_without_decoding() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/audio");
+        for name in [
+            "tone_44k1_stereo_s16.wav",
+            "tone_16k_mono.flac",
+            "tone_44k1_mono.ogg",
+        ] {
+            let path = fixtures.join(name);
+            let decoded = decode_file(&path, None).unwrap().duration_secs;
+            let declared = declared_duration(&path).unwrap_or_else(|| panic!("{name}: none"));
+            assert!(
+                (declared - decoded).abs() < 0.1,
+                "{name}: {declared} vs {decoded}"
+            );
+        }
+        assert_eq!(declared_duration(&fixtures.join("Make.sh")), None);
+    }
+
+    #[test]
     fn messages_are_sentences() {
         let errors = [
             DecodeError::Empty,
