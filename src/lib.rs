@@ -10,12 +10,14 @@ pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 pub mod conformance; // the conformance kit: the contract's checks run over HTTP against any server
 pub mod dictation; // system-wide dictation: state machine and the service driving it
 pub mod discovery; // data folder, discovery file, server lock and API token
+pub mod doctor; // `verbatim doctor`: what dictation needs on this machine, each problem with its fix
 pub mod engine; // Engine port and adapters, model catalog, models folder, CTranslate2 import
 pub mod files; // owner-only folders and atomic private writes
 pub mod hotkeys; // global hotkeys: shortcut syntax, slots, X11 grabs and the Wayland portal
 pub mod net; // outbound HTTPS: platform trust store, proxies from the environment, redirects
 pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
+pub mod service; // the systemd user unit that runs `verbatim serve` in the background
 pub mod session; // the session driver dictation and the Recorder share: machine, lock, capture thread
 pub mod store; // SQLite: migrations, durable writes, preferences, history, dictionary, workflows
 pub mod transcribe; // the transcription path and its text post-processing

@@ -150,7 +150,7 @@ fn transcribe_errors_map_to_exit_codes() {
         ])
         .assert()
         .code(1);
-    // Options are checked with the same table the server uses, before any request.
+    // Enum-like options are checked by the command line, before any request.
     let named = home.path().join("named.wav");
     std::fs::write(&named, b"RIFF").unwrap();
     cli(home.path(), models)
@@ -159,7 +159,10 @@ fn transcribe_errors_map_to_exit_codes() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "Invalid 'task' value 'summarize': use 'transcribe' or 'translate'.",
+            "invalid value 'summarize' for '--task <TASK>'",
+        ))
+        .stderr(predicate::str::contains(
+            "[possible values: transcribe, translate]",
         ));
     // Nothing listening: exit 2.
     let port = common::closed_port().to_string();

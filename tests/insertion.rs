@@ -2,10 +2,13 @@
 //! missing displays and tools. Skipped (with a note) where Xvfb is not installed, unless `CI` is
 //! set.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use common::xvfb::Xvfb;
 
 use verbatim::dictation::context::{AppContext, AppContextSource, X11Context, detect_in};
 use verbatim::dictation::desktop::DesktopEnv;
@@ -18,68 +21,6 @@ use x11rb::protocol::xproto::{
 };
 use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
-
-/// An Xvfb server of this test's own, stopped when dropped.
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts Xvfb on a display number it picks itself (`-displayfd`), without TCP, and waits for
-/// its socket. None (with a note) when Xvfb is not installed; under `CI` that fails instead.
-fn xvfb() -> Option<Xvfb> {
-    let spawned = Command::new("Xvfb")
-        .args([
-            "-displayfd",
-            "1",
-            "-nolisten",
-            "tcp",
-            "-screen",
-            "0",
-            "640x480x24",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    let mut child = match spawned {
-        Ok(child) => child,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            if std::env::var_os("CI").is_some() {
-                panic!("Xvfb is not installed: run ./scripts/test");
-            }
-            eprintln!("skipped: Xvfb is not installed (run ./scripts/test to install it)");
-            return None;
-        }
-        Err(err) => panic!("cannot start Xvfb: {err}"),
-    };
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let number: u32 = line
-        .trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("Xvfb did not say which display it took: {line:?}"));
-    let server = Xvfb {
-        child,
-        display: format!(":{number}"),
-    };
-    let socket = format!("/tmp/.X11-unix/X{number}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !Path::new(&socket).exists() {
-        assert!(Instant::now() < deadline, "{socket} never appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Some(server)
-}
 
 /// The clipboard's text, read by xclip from another process.
 fn clipboard_text(display: &str) -> String {
@@ -160,7 +101,7 @@ fn set_active(conn: &RustConnection, root: Window, window: Window) {
 
 #[test]
 fn the_clipboard_backend_sets_the_clipboard_and_returns() {
-    let Some(x) = xvfb() else { return };
+    let Some(x) = Xvfb::start() else { return };
     let clipboard = Clipboard::new(DesktopEnv::x11(&x.display));
     let text = "Grüße, 日本語 ✓ — \"quoted\" $HOME `id` -n\nsecond line";
     let started = Instant::now();
@@ -177,7 +118,7 @@ fn the_clipboard_backend_sets_the_clipboard_and_returns() {
 
 #[test]
 fn the_typing_backend_sends_keystrokes_to_the_focused_window() {
-    let Some(x) = xvfb() else { return };
+    let Some(x) = Xvfb::start() else { return };
     let (conn, root) = connect(&x.display);
     let window = create_window(&conn, root);
     conn.map_window(window).unwrap();
@@ -222,7 +163,7 @@ fn the_typing_backend_sends_keystrokes_to_the_focused_window() {
 
 #[test]
 fn the_x11_context_names_the_active_window() {
-    let Some(x) = xvfb() else { return };
+    let Some(x) = Xvfb::start() else { return };
     let (conn, root) = connect(&x.display);
     let source = X11Context::new(&x.display).with_timeout(Duration::from_secs(10));
 

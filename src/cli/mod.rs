@@ -4,10 +4,11 @@
 mod client;
 mod commands;
 mod output;
+mod progress;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub use client::Client;
 
@@ -155,6 +156,15 @@ pub enum Command {
     /// Show or rotate the API token.
     #[command(subcommand)]
     Token(commands::token::TokenCommand),
+    /// Check what dictation needs on this machine and explain how to fix each problem.
+    Doctor,
+    /// Run the server in the background as a systemd user service.
+    #[command(subcommand)]
+    Service(commands::service::ServiceCommand),
+    /// Print the shell completion script for `verbatim`.
+    Completions(commands::completions::CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command into a folder.
+    Man(commands::man::ManArgs),
 }
 
 /// Entry point of the binary: parse, run, map to an exit code.
@@ -199,5 +209,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Corpus(cmd) => commands::corpus::run(globals, cmd),
         Command::Token(cmd) => commands::token::run(globals, cmd),
         Command::Conformance(args) => commands::conformance::run(globals, args),
+        Command::Doctor => commands::doctor::run(globals),
+        Command::Service(cmd) => commands::service::run(globals, cmd),
+        Command::Completions(args) => commands::completions::run(args, Cli::command()),
+        Command::Man(args) => commands::man::run(args, Cli::command()),
     }
 }

@@ -4,6 +4,17 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+/// Writes `bytes` to standard output as they are (a completion script, a manual page); a
+/// reader that went away (`verbatim man | head`) is not an error.
+pub fn print_raw(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 /// Prints `value` as pretty JSON with object keys sorted at every level.
 pub fn print_json<T: Serialize + ?Sized>(value: &T) {
     let value = serde_json::to_value(value).unwrap_or_default();

@@ -7,6 +7,8 @@ mod devices;
 mod downmix;
 mod stream;
 
+pub use devices::{Inventory, inventory};
+
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 

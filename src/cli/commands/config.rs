@@ -15,9 +15,17 @@ pub enum ConfigCommand {
     /// List every preference with its value (defaults marked).
     List,
     /// Print one preference.
-    Get { key: String },
+    Get {
+        /// The preference's name, e.g. `apiServerPort` (see `verbatim config list`).
+        key: String,
+    },
     /// Change one preference.
-    Set { key: String, value: String },
+    Set {
+        /// The preference's name, e.g. `apiServerPort` (see `verbatim config list`).
+        key: String,
+        /// The new value, as `verbatim config list` shows values (`true`, `8978`, text).
+        value: String,
+    },
     /// List the global hotkeys, or show, bind or clear one slot's. SHORTCUT is like
     /// Ctrl+Alt+Space (modifiers Ctrl, Alt, Shift, Super, then one key).
     #[command(visible_alias = "hotkeys")]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use verbatim_sim::{Corpus, RecordedClip, Recording};
 
+use super::super::progress::{count_bar, note};
 use super::super::{CliError, Globals};
 use crate::engine::Engine;
 use crate::engine::models::catalog::whisper_model;
@@ -84,13 +85,20 @@ pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recordi
     };
     // Load the model before timing anything: processing times are what sim mode replays as
     // latency, and the first clip's should not include the load.
+    let bar = count_bar(
+        corpus.clips().len() as u64,
+        format!("Recording the corpus with {}", spec.id),
+    );
     if let Some(first) = corpus.clips().first() {
+        bar.set_message(format!("Loading {}", spec.id));
         transcribe(first)?;
+        bar.set_message(format!("Recording the corpus with {}", spec.id));
     }
     for clip in corpus.clips() {
         let transcript = transcribe(clip)?;
         let processing_time = (transcript.stages.engine.as_secs_f64() * 1000.0).round() / 1000.0;
-        eprintln!("{}: {}", clip.entry.id, transcript.raw_text);
+        note(&bar, &format!("{}: {}", clip.entry.id, transcript.raw_text));
+        bar.inc(1);
         let segments = transcript.segments;
         recording.clips.insert(
             clip.entry.id.clone(),
@@ -110,6 +118,7 @@ pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recordi
             },
         );
     }
+    bar.finish_and_clear();
     Ok(recording)
 }
 

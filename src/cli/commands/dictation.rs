@@ -29,6 +29,7 @@ pub enum DictationCommand {
     Status,
     /// Show a session's result.
     Result {
+        /// The session id `verbatim dictation start` printed.
         id: String,
         /// Wait until the session has completed or failed.
         #[arg(long)]

@@ -27,13 +27,20 @@ pub enum TermsCommand {
     List,
     /// Add terms (a term already there in another case or accent takes the new spelling).
     Add {
+        /// The terms to add (quote a term of several words).
         #[arg(required = true)]
         terms: Vec<String>,
     },
     /// Remove one term (matched in any case or accent).
-    Remove { term: String },
+    Remove {
+        /// The term to remove.
+        term: String,
+    },
     /// Make these terms the whole list (no terms: remove them all).
-    Replace { terms: Vec<String> },
+    Replace {
+        /// The new list of terms (quote a term of several words).
+        terms: Vec<String>,
+    },
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -42,14 +49,19 @@ pub enum CorrectionsCommand {
     List,
     /// Add a correction or change the one for ORIGINAL (matched in any case).
     Set {
+        /// The text as the engine writes it.
         original: String,
+        /// What to write instead.
         replacement: String,
         /// Only rewrite ORIGINAL when its case matches exactly.
         #[arg(long)]
         case_sensitive: bool,
     },
     /// Remove the correction for ORIGINAL (matched in any case).
-    Remove { original: String },
+    Remove {
+        /// The text the correction rewrites.
+        original: String,
+    },
 }
 
 const TERMS: &str = "/v1/dictionary/terms";

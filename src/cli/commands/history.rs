@@ -10,7 +10,10 @@ pub enum HistoryCommand {
     /// List entries, newest first (the default).
     List(ListArgs),
     /// Delete one entry by its id.
-    Delete { id: String },
+    Delete {
+        /// The entry's id (a UUID, as `verbatim history --json` shows it).
+        id: String,
+    },
 }
 
 #[derive(Debug, Default, Clone, clap::Args)]

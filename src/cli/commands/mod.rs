@@ -1,17 +1,21 @@
 //! One module per CLI command.
 
 pub mod backup;
+pub mod completions;
 pub mod config;
 pub mod conformance;
 pub mod corpus;
 pub mod dictation;
 pub mod dictionary;
+pub mod doctor;
 pub mod history;
 mod hotkey;
+pub mod man;
 pub mod models;
 pub mod recorder;
 pub mod rules;
 pub mod serve;
+pub mod service;
 mod sessions;
 pub mod status;
 pub mod token;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::super::output::{print_answer, print_json, print_table_or};
+use super::super::progress::bytes_bar;
 use super::super::{CliError, Client, Globals};
 use super::config::open_store;
 use crate::app::model_dir;
@@ -22,12 +23,19 @@ pub enum ModelsCommand {
     #[default]
     List,
     /// Use this model when a request names none.
-    Select { id: String },
+    Select {
+        /// Model id, e.g. `tiny.en` or `base` (see `verbatim models`).
+        id: String,
+    },
     /// Download a model's weights (from the modelDownloadBaseUrl preference).
-    Download { id: String },
+    Download {
+        /// Model id, e.g. `tiny.en` or `base` (see `verbatim models`).
+        id: String,
+    },
     /// Convert a faster-whisper / CTranslate2 Whisper model folder into an installed model.
     #[command(name = "import-ct2")]
     ImportCt2 {
+        /// The CTranslate2 model folder (holding `model.bin`, `config.json`, `vocabulary.txt`).
         dir: PathBuf,
         /// Model id to install as (default: derived from the model, e.g. tiny.en).
         #[arg(long)]
@@ -37,7 +45,10 @@ pub enum ModelsCommand {
         quantize: Option<Quantize>,
     },
     /// Delete a model's weights.
-    Remove { id: String },
+    Remove {
+        /// Model id, e.g. `tiny.en` or `base`.
+        id: String,
+    },
 }
 
 /// The `--quantize` types.
@@ -114,15 +125,6 @@ fn select(globals: &Globals, id: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-fn progress_bar(message: String) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} ({eta})")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.set_message(message);
-    bar
-}
-
 fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
     let spec = known(id)?;
     let store = open_store(globals)?;
@@ -131,7 +133,7 @@ fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
         .map_err(CliError::local)?;
     let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
     let models = model_dir(&dir);
-    let bar = progress_bar(format!("Downloading {}", spec.id));
+    let bar = bytes_bar(format!("Downloading {}", spec.id));
     let result =
         crate::engine::models::fetch::download(&base_url, spec, &models, &mut |done, total| {
             bar.set_length(total);
@@ -162,7 +164,7 @@ fn import(
         .path()
         .join(format!(".import-{}.part", crate::files::random_suffix()));
     std::fs::create_dir_all(models.path()).map_err(CliError::local)?;
-    let bar = progress_bar(format!("Converting {}", source.display()));
+    let bar = bytes_bar(format!("Converting {}", source.display()));
     let options = ImportOptions { quantization };
     let report = import_ct2(source, &staging, &options, &mut |done, total| {
         bar.set_length(total);

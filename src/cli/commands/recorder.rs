@@ -23,6 +23,7 @@ pub enum RecorderCommand {
     Status,
     /// Show a session: its status, file and text.
     Session {
+        /// The session id `verbatim recorder start` printed.
         id: String,
         /// Wait until the session has completed or failed.
         #[arg(long)]

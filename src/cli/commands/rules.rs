@@ -10,7 +10,10 @@ pub enum RulesCommand {
     /// List the rules by priority (the default).
     List,
     /// Switch one rule on or off.
-    Toggle { id: String },
+    Toggle {
+        /// The rule's id (a UUID, as `verbatim rules --json` shows it).
+        id: String,
+    },
 }
 
 pub fn run(globals: &Globals, command: Option<RulesCommand>) -> Result<(), CliError> {

@@ -3,12 +3,15 @@
 //! progress (a terminal, or `--progress`) the answer is streamed and each segment is shown on
 //! standard error as it is decoded; the result goes to standard output in the chosen format.
 
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::PathBuf;
 
 use super::super::client::status_of_code;
 use super::super::output::print_json;
+use super::super::progress::{TranscriptionBar, segment_line, stderr_is_terminal};
 use super::super::{CliError, Client, Globals};
+use crate::audio::decode::declared_duration;
+use crate::engine::Task;
 use crate::wire::subtitles;
 use crate::wire::transcription::{
     Granularity, LocalFileRequest, ResponseFormat, TranscribeOptions, Transcription,
@@ -27,6 +30,30 @@ pub enum Format {
     Vtt,
 }
 
+/// The `--task` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TaskArg {
+    /// Write down what is said, in the language it is said in.
+    Transcribe,
+    /// Translate the speech into English (multilingual models only).
+    Translate,
+}
+
+/// The `--engine` values: the engines this build knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// whisper.cpp with a Whisper model.
+    Whisper,
+}
+
+impl EngineArg {
+    fn id(self) -> &'static str {
+        match self {
+            EngineArg::Whisper => "whisper",
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct TranscribeArgs {
     /// Audio file, or `-` (the default) for standard input.
@@ -37,17 +64,20 @@ pub struct TranscribeArgs {
     /// Shortlist for language detection (repeatable, in order of preference).
     #[arg(long)]
     pub language_hint: Vec<String>,
-    /// `transcribe` (default) or `translate` (into English).
-    #[arg(long)]
-    pub task: Option<String>,
+    /// What to do with the speech (default: transcribe).
+    #[arg(long, value_enum)]
+    pub task: Option<TaskArg>,
     /// Translate the transcript into this language (needs a translation provider).
     #[arg(long)]
     pub translate_to: Option<String>,
     /// Prompt for this request (joined with the dictionary's recognition terms).
     #[arg(long)]
     pub prompt: Option<String>,
-    #[arg(long)]
-    pub engine: Option<String>,
+    /// Engine to transcribe with (default: the selected one).
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
+    /// Model to transcribe with, e.g. `tiny.en` or `base` (default: the selected one; see
+    /// `verbatim models`).
     #[arg(long)]
     pub model: Option<String>,
     /// Wait for the model's weights instead of failing when they are missing.
@@ -81,9 +111,13 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
     } else {
         ""
     };
-    let progress = args.progress || (!args.no_progress && std::io::stderr().is_terminal());
-    let mut options = options(&args)?;
+    let progress = args.progress || (!args.no_progress && stderr_is_terminal());
+    let mut options = options(&args);
     options.stream = progress.then_some(true);
+    // On a terminal the segments move a bar (over the file's declared length, else a spinner).
+    let bar = |duration: Option<f64>| {
+        (progress && stderr_is_terminal()).then(|| TranscriptionBar::new(duration))
+    };
     let mut answer = Answer::default();
     match args.input.as_deref() {
         None | Some("-") => {
@@ -91,6 +125,7 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
             let mut headers = vec![("Content-Type", "application/octet-stream".to_string())];
             headers.extend(options.headers());
             let path = format!("/v1/transcribe{query}");
+            answer.bar = bar(None);
             if progress {
                 client.post_bytes_for_events(&path, &audio, &headers, |n, d| answer.take(n, d))?;
             } else {
@@ -98,7 +133,9 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
             }
         }
         Some(path) => {
-            let body = LocalFileRequest::new(absolute(path)?, &options);
+            let path = absolute(path)?;
+            answer.bar = bar(declared_duration(std::path::Path::new(&path)));
+            let body = LocalFileRequest::new(path, &options);
             let path = format!("/v1/transcribe/local-file{query}");
             if progress {
                 client.post_for_events(&path, &body, |n, d| answer.take(n, d))?;
@@ -107,6 +144,7 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
             }
         }
     };
+    drop(answer.bar.take());
     let result = answer.result.ok_or_else(|| {
         CliError::local("the server's events ended before the transcription was done")
     })?;
@@ -124,10 +162,12 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// A streamed answer as it arrives: each segment shown on standard error, then the result.
+/// A streamed answer as it arrives: each segment shown on standard error (a line, or a line
+/// above the bar), then the result.
 #[derive(Default)]
 struct Answer {
     result: Option<Transcription>,
+    bar: Option<TranscriptionBar>,
 }
 
 impl Answer {
@@ -139,11 +179,10 @@ impl Answer {
             "segment" => {
                 let segment: TranscriptionSegment =
                     serde_json::from_str(data).map_err(unreadable)?;
-                eprintln!(
-                    "[{}] {}",
-                    subtitles::timestamp(segment.start, '.'),
-                    segment.text.trim()
-                );
+                match &self.bar {
+                    Some(bar) => bar.segment(&segment),
+                    None => eprintln!("{}", segment_line(&segment)),
+                }
             }
             "done" => self.result = Some(serde_json::from_str(data).map_err(unreadable)?),
             "error" => {
@@ -175,11 +214,14 @@ fn absolute(path: &str) -> Result<String, CliError> {
     Ok(path.to_string_lossy().into_owned())
 }
 
-/// The request's options, as the server reads them from either carrier. A `--task` the table
-/// refuses is refused here, with the server's message.
-fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
+/// The request's options, as the server reads them from either carrier.
+fn options(args: &TranscribeArgs) -> TranscribeOptions {
     let wants_segments = matches!(args.format, Format::VerboseJson | Format::Srt | Format::Vtt);
-    let mut options = TranscribeOptions {
+    TranscribeOptions {
+        task: args.task.map(|task| match task {
+            TaskArg::Transcribe => Task::Transcribe,
+            TaskArg::Translate => Task::Translate,
+        }),
         language: args.language.clone(),
         language_hints: args.language_hint.clone(),
         target_language: args.translate_to.clone(),
@@ -189,7 +231,7 @@ fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
             ResponseFormat::Json
         },
         prompt: args.prompt.clone(),
-        engine: args.engine.clone(),
+        engine: args.engine.map(|engine| engine.id().to_string()),
         model: args.model.clone(),
         apply_corrections: args.no_corrections.then_some(false),
         vad: args.no_vad.then_some(false),
@@ -199,13 +241,7 @@ fn options(args: &TranscribeArgs) -> Result<TranscribeOptions, CliError> {
             Vec::new()
         },
         ..TranscribeOptions::default()
-    };
-    if let Some(task) = &args.task {
-        options
-            .set_form_field("task", task)
-            .map_err(|refused| CliError::Local(refused.0))?;
     }
-    Ok(options)
 }
 
 /// Standard input, refused when empty or over the upload limit.

@@ -100,3 +100,32 @@ pub(super) fn find_system_audio(host: &Host) -> Option<Device> {
     }
     monitors.into_iter().next()
 }
+
+/// What capture finds on this machine, for `verbatim doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inventory {
+    /// `PulseAudio` or `ALSA`.
+    pub host: String,
+    /// The device a microphone capture would open (`preferred` when connected), by description.
+    pub microphone: Option<String>,
+    /// The monitor a system-audio capture would open, by name.
+    pub system_audio: Option<String>,
+    /// Every input device, monitors included, by name.
+    pub inputs: Vec<String>,
+}
+
+/// Looks for the devices exactly as a capture would.
+pub fn inventory(preferred: Option<&str>) -> Result<Inventory, String> {
+    let host = host().map_err(|err| err.to_string())?;
+    Ok(Inventory {
+        host: match host.id() {
+            HostId::PulseAudio => "PulseAudio",
+            _ => "ALSA",
+        }
+        .to_string(),
+        microphone: find_microphone(&host, preferred)
+            .map(|d| format!("{} ({})", device_description(&d), device_name(&d))),
+        system_audio: find_system_audio(&host).map(|d| device_name(&d)),
+        inputs: input_devices(&host).iter().map(device_name).collect(),
+    })
+}
