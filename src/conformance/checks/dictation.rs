@@ -1,8 +1,6 @@
 //! Dictation: the status, the refusals that need no capture, and (with `--allow-audio`) a
 //! session's state machine. The kit deletes each session's history entry when it is done.
 
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
 
 use crate::conformance::context::Exchange;
@@ -51,23 +49,11 @@ fn session(cx: &mut Ctx, body: impl FnOnce(&mut Ctx, &Exchange, &str) -> Step) -
 
 /// Polls the session until `completed` or `failed` (30 s at most).
 fn finish(cx: &mut Ctx, id: &str) -> Step<(Exchange, Value)> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (ex, json) = cx.get_json(&format!("/v1/dictation/transcription?id={id}"))?;
-        let state = json["status"].as_str().unwrap_or_default();
-        ex.ensure(
-            ["recording", "processing", "completed", "failed"].contains(&state),
-            "status recording, processing, completed or failed",
-            &json,
-        )?;
-        if state == "completed" || state == "failed" {
-            return Ok((ex, json));
-        }
-        if Instant::now() > deadline {
-            return Err(ex.fail("the session ends within 30 s", json.to_string()));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    super::poll_until_ended(
+        cx,
+        &format!("/v1/dictation/transcription?id={id}"),
+        ["recording", "processing"],
+    )
 }
 
 pub fn checks() -> Vec<Check> {

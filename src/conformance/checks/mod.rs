@@ -20,7 +20,34 @@ mod transcribe;
 mod transcribe_results;
 mod wire;
 
-use super::Check;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::context::Exchange;
+use super::{Check, Ctx, Step};
+
+/// Polls a dictation or Recorder session at `path` until its status is `completed` or `failed`
+/// (30 s at most); any status but those and `live` fails the check.
+fn poll_until_ended(cx: &mut Ctx, path: &str, live: [&str; 2]) -> Step<(Exchange, Value)> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (ex, json) = cx.get_json(path)?;
+        let state = json["status"].as_str().unwrap_or_default();
+        if state == "completed" || state == "failed" {
+            return Ok((ex, json));
+        }
+        ex.ensure(
+            live.contains(&state),
+            &format!("status {}, {}, completed or failed", live[0], live[1]),
+            &json,
+        )?;
+        if Instant::now() > deadline {
+            return Err(ex.fail("the session ends within 30 s", json.to_string()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
 
 /// Every check, area by area in [`super::Area`]'s order.
 pub fn all() -> Vec<Check> {

@@ -1,8 +1,6 @@
 //! The Recorder: status, the refusals that need no capture, and (with `--allow-audio`) a
 //! session from start to its finished WAV file.
 
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
 use crate::conformance::context::Exchange;
@@ -38,24 +36,13 @@ fn recording(cx: &mut Ctx, body: impl FnOnce(&mut Ctx, &Exchange, &str) -> Step)
     ended.map(drop)
 }
 
+/// Polls the session until `completed` or `failed` (30 s at most).
 fn finish(cx: &mut Ctx, id: &str) -> Step<(Exchange, Value)> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (ex, json) = cx.get_json(&format!("/v1/recorder/session?id={id}"))?;
-        let state = json["status"].as_str().unwrap_or_default();
-        ex.ensure(
-            ["recording", "finalizing", "completed", "failed"].contains(&state),
-            "status recording, finalizing, completed or failed",
-            &json,
-        )?;
-        if state == "completed" || state == "failed" {
-            return Ok((ex, json));
-        }
-        if Instant::now() > deadline {
-            return Err(ex.fail("the session ends within 30 s", json.to_string()));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    super::poll_until_ended(
+        cx,
+        &format!("/v1/recorder/session?id={id}"),
+        ["recording", "finalizing"],
+    )
 }
 
 pub fn checks() -> Vec<Check> {
