@@ -86,16 +86,7 @@ pub fn checks() -> Vec<Check> {
             Needs::ACCESS,
             |cx| {
                 let (_, before) = corrections(cx)?;
-                let ex = cx.send(
-                    Request::new("DELETE", CORRECTIONS)
-                        .json(&json!({"original": format!("kit{}", marker())})),
-                )?;
-                let json = ex.ok_json()?;
-                ex.ensure(
-                    json == json!({"deleted": false, "count": before["count"]}),
-                    format!("{{\"deleted\":false,\"count\":{}}}", before["count"]),
-                    &json,
-                )
+                super::delete_absent(cx, CORRECTIONS, "original", &before["count"])
             },
         ),
         Check::new(

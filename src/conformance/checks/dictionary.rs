@@ -156,16 +156,7 @@ pub fn checks() -> Vec<Check> {
             Needs::ACCESS,
             |cx| {
                 let (_, before) = terms(cx)?;
-                let ex = cx.send(
-                    Request::new("DELETE", TERMS)
-                        .json(&json!({"term": format!("kit{}", marker())})),
-                )?;
-                let json = ex.ok_json()?;
-                ex.ensure(
-                    json == json!({"deleted": false, "count": before["count"]}),
-                    format!("{{\"deleted\":false,\"count\":{}}}", before["count"]),
-                    &json,
-                )
+                super::delete_absent(cx, TERMS, "term", &before["count"])
             },
         ),
         Check::new(

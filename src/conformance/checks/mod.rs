@@ -22,10 +22,25 @@ mod wire;
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::context::Exchange;
+use super::expect::marker;
+use super::http::Request;
 use super::{Check, Ctx, Step};
+
+/// Deletes an entry that does not exist (`{key: "kit<marker>"}`) from the dictionary list at
+/// `path`, whose count is `count`: the answer must be `{deleted:false, count}`, with a 200.
+fn delete_absent(cx: &mut Ctx, path: &str, key: &str, count: &Value) -> Step {
+    let ex =
+        cx.send(Request::new("DELETE", path).json(&json!({ key: format!("kit{}", marker()) })))?;
+    let json = ex.ok_json()?;
+    ex.ensure(
+        json == json!({"deleted": false, "count": count}),
+        format!("{{\"deleted\":false,\"count\":{count}}}"),
+        &json,
+    )
+}
 
 /// Polls a dictation or Recorder session at `path` until its status is `completed` or `failed`
 /// (30 s at most); any status but those and `live` fails the check.
@@ -39,7 +54,7 @@ fn poll_until_ended(cx: &mut Ctx, path: &str, live: [&str; 2]) -> Step<(Exchange
         }
         ex.ensure(
             live.contains(&state),
-            &format!("status {}, {}, completed or failed", live[0], live[1]),
+            format!("status {}, {}, completed or failed", live[0], live[1]),
             &json,
         )?;
         if Instant::now() > deadline {
