@@ -153,27 +153,14 @@ fn bad_slots_shortcuts_and_taken_combinations_are_refused_with_the_valid_choices
     );
 }
 
-/// The microphone says the "update" sentence; each transcription takes 3 s.
-const SLOW_ENGINE: &str = r#"
-[microphone]
-sample_rate = 44100
-items = [{ clip = "en-update" }]
-
-[system_audio]
-present = false
-
-[engine]
-selected_model = "tiny.en"
-latency_seconds = 3.0
-
-[models]
-"tiny.en" = "present"
-"#;
-
 #[test]
 fn toggle_starts_stops_and_refuses_while_the_last_dictation_is_processed() {
     let home = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(home.path(), SLOW_ENGINE);
+    // The microphone says the "update" sentence; each transcription takes 3 s.
+    let scenario = write_scenario(
+        home.path(),
+        &common::microphone_scenario("en-update", "latency_seconds = 3.0"),
+    );
     let data = home.path().join("data");
     let server = SpawnedServer::start(
         &data,

@@ -16,22 +16,6 @@ use common::xvfb::Xvfb;
 use common::{SpawnedServer, http_json, poll_until_done, recorded_text, verbatim, write_scenario};
 use serde_json::Value;
 
-/// The microphone says the "update" sentence (4.2 s); system audio is absent.
-const SCENARIO: &str = r#"
-[microphone]
-sample_rate = 44100
-items = [{ clip = "en-update" }]
-
-[system_audio]
-present = false
-
-[engine]
-selected_model = "tiny.en"
-
-[models]
-"tiny.en" = "present"
-"#;
-
 /// A generous bound for anything the server does after a key press, on a loaded machine.
 const LIMIT: Duration = Duration::from_secs(15);
 
@@ -90,7 +74,8 @@ fn logged_id(line: &str) -> String {
 /// `verbatim serve --sim` on the scenario with exactly the given session variables (the
 /// developer's own `DISPLAY` and the like are removed), its log followed.
 fn serve(home: &Path, session: &[(&str, &str)], extra: &[&str]) -> (SpawnedServer, Log) {
-    let scenario = write_scenario(home, SCENARIO);
+    // The microphone says the "update" sentence (4.2 s); system audio is absent.
+    let scenario = write_scenario(home, &common::microphone_scenario("en-update", ""));
     let data = home.join("data");
     let mut command = verbatim(&data);
     for name in [

@@ -108,6 +108,17 @@ impl TestApp {
     }
 }
 
+/// A scenario whose microphone says corpus clip `clip` (no system audio) to the replay engine
+/// with tiny.en installed and selected; `engine` adds lines to its `[engine]` table.
+pub fn microphone_scenario(clip: &str, engine: &str) -> String {
+    format!(
+        "[microphone]\nsample_rate = 44100\nitems = [{{ clip = \"{clip}\" }}]\n\n\
+         [system_audio]\npresent = false\n\n\
+         [engine]\nselected_model = \"tiny.en\"\n{engine}\n\n\
+         [models]\n\"tiny.en\" = \"present\"\n"
+    )
+}
+
 /// Writes a scenario file into `dir` that plays clips from the source tree's corpus.
 pub fn write_scenario(dir: &Path, toml: &str) -> PathBuf {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
