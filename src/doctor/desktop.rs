@@ -188,9 +188,9 @@ pub fn hotkey_backend(desktop: &DesktopEnv, display_reachable: bool) -> Check {
             ),
             format!("if the log says the portal is missing, {BIND}"),
         ),
-        hotkeys::Plan::Off { .. } => Check::warn(
+        hotkeys::Plan::Off { reason } => Check::warn(
             HOTKEYS,
-            plan.describe(),
+            format!("off: {reason}"),
             format!("start dictation from the command line, or {BIND}"),
         ),
     }
