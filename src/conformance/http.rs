@@ -157,7 +157,16 @@ impl Request {
             } => (Some(content_type.clone()), bytes.clone(), false),
             Body::Form { fields, file } => (
                 Some(format!("multipart/form-data; boundary={BOUNDARY}")),
-                multipart(fields, file.as_ref()),
+                {
+                    let fields: Vec<(&str, &str)> = fields
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect();
+                    let file = file
+                        .as_ref()
+                        .map(|(name, bytes)| (name.as_str(), &bytes[..]));
+                    multipart_body(BOUNDARY, &fields, file)
+                },
                 false,
             ),
             Body::Chunked {
@@ -337,12 +346,18 @@ fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, String> {
     }
 }
 
-fn multipart(fields: &[(String, String)], file: Option<&(String, Vec<u8>)>) -> Vec<u8> {
+/// A `multipart/form-data` body with `boundary`: the text `fields`, then the part `file`
+/// (`(file name, bytes)`) when given.
+pub fn multipart_body(
+    boundary: &str,
+    fields: &[(&str, &str)],
+    file: Option<(&str, &[u8])>,
+) -> Vec<u8> {
     let mut body = Vec::new();
     for (name, value) in fields {
         body.extend_from_slice(
             format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
             )
             .as_bytes(),
         );
@@ -350,14 +365,14 @@ fn multipart(fields: &[(String, String)], file: Option<&(String, Vec<u8>)>) -> V
     if let Some((file_name, bytes)) = file {
         body.extend_from_slice(
             format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
             )
             .as_bytes(),
         );
         body.extend_from_slice(bytes);
         body.extend_from_slice(b"\r\n");
     }
-    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
     body
 }
 

@@ -305,26 +305,7 @@ pub fn multipart(
     file: Option<(&str, &[u8])>,
 ) -> Request<Body> {
     const BOUNDARY: &str = "verbatim-test-boundary";
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    if let Some((file_name, bytes)) = file {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    let body = verbatim::conformance::http::multipart_body(BOUNDARY, fields, file);
     request("POST", path)
         .header(
             "content-type",
