@@ -197,18 +197,7 @@ pub fn checks() -> Vec<Check> {
             Needs::AUDIO,
             |cx| {
                 session(cx, |cx, started, _| {
-                    let answer = started.json()?;
-                    fields(
-                        started,
-                        &answer,
-                        "start answer",
-                        &[("id", Kind::Uuid), ("status", Kind::Str)],
-                    )?;
-                    started.ensure(
-                        answer["status"] == "recording",
-                        "status \"recording\"",
-                        &answer,
-                    )?;
+                    super::answered_recording(started)?;
                     let (ex, now) = status(cx)?;
                     ex.ensure(
                         now["state"] == "recording" && now["is_recording"] == true,

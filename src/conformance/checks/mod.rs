@@ -25,9 +25,25 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::context::Exchange;
-use super::expect::marker;
+use super::expect::{Kind, fields, marker};
 use super::http::Request;
 use super::{Check, Ctx, Step};
+
+/// A dictation or Recorder start's answer: `{id, status:"recording"}`.
+fn answered_recording(started: &Exchange) -> Step {
+    let answer = started.json()?;
+    fields(
+        started,
+        &answer,
+        "start answer",
+        &[("id", Kind::Uuid), ("status", Kind::Str)],
+    )?;
+    started.ensure(
+        answer["status"] == "recording",
+        "status \"recording\"",
+        &answer,
+    )
+}
 
 /// Deletes an entry that does not exist (`{key: "kit<marker>"}`) from the dictionary list at
 /// `path`, whose count is `count`: the answer must be `{deleted:false, count}`, with a 200.

@@ -145,18 +145,7 @@ pub fn checks() -> Vec<Check> {
             Needs::AUDIO,
             |cx| {
                 recording(cx, |cx, started, _| {
-                    let answer = started.json()?;
-                    fields(
-                        started,
-                        &answer,
-                        "start answer",
-                        &[("id", Kind::Uuid), ("status", Kind::Str)],
-                    )?;
-                    started.ensure(
-                        answer["status"] == "recording",
-                        "status \"recording\"",
-                        &answer,
-                    )?;
+                    super::answered_recording(started)?;
                     let (ex, now) = cx.get_json("/v1/recorder/status")?;
                     ex.ensure(
                         now["recording"] == true,
