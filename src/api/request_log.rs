@@ -107,10 +107,18 @@ fn log_response(response: &Response<Body>, latency: Duration, _span: &Span) {
     }
 }
 
-/// The path with its query reduced to what may be logged.
+/// The longest path written whole; a longer one (up to 64 KiB get through) is cut, so that a
+/// client cannot make every log line that large.
+const MAX_SHOWN_PATH: usize = 256;
+
+/// The path (cut at [`MAX_SHOWN_PATH`]) with its query reduced to what may be logged.
 pub fn shown_target(path: &str, query: Option<&str>) -> String {
+    let path = match path.char_indices().nth(MAX_SHOWN_PATH) {
+        Some((end, _)) => format!("{}…", &path[..end]),
+        None => path.to_string(),
+    };
     let Some(query) = query.filter(|q| !q.is_empty()) else {
-        return path.to_string();
+        return path;
     };
     let shown: Vec<String> = form_urlencoded::parse(query.as_bytes())
         .map(|(key, value)| {
@@ -137,6 +145,9 @@ mod tests {
             shown_target("/v1/history", Some("q=my%20secret&limit=5&token=abc")),
             "/v1/history?q=…&limit=5&token=…"
         );
+        let long = format!("/v1/{}", "a".repeat(10_000));
+        let shown = shown_target(&long, Some("limit=1"));
+        assert_eq!(shown, format!("{}…?limit=1", &long[..MAX_SHOWN_PATH]));
     }
 
     #[test]
