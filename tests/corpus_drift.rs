@@ -18,7 +18,8 @@ use verbatim::wire::transcription::{ResponseFormat, TranscribeOptions};
 use verbatim_sim::{Corpus, Recording};
 
 /// One clip of each kind the corpus covers (speech with numbers and names, another language,
-/// silence, noise, a clip longer than one window); the whole corpus is re-checked by
+/// silence, noise, a clip longer than one window, a real voice the 5 s window makes loop, real
+/// noise); the whole corpus is re-checked by
 /// `verbatim corpus record`.
 const CLIPS: &[&str] = &[
     "en-apples",
@@ -28,6 +29,8 @@ const CLIPS: &[&str] = &[
     "noise-white",
     "noise-brown",
     "en-long-minutes",
+    "real-goforward",
+    "real-noise",
 ];
 
 /// A transcriber over `engine` with a store of its own, as `verbatim corpus record` builds it.

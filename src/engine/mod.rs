@@ -3,6 +3,7 @@
 //! engine-neutral assembly of timed words. Engines are blocking; the transcription service runs
 //! them on blocking threads.
 
+pub mod guard;
 pub mod import_ct2;
 pub mod models;
 pub mod sim;

@@ -41,15 +41,19 @@ impl Decoders {
         })
     }
 
+    /// A new state, whatever the pool holds: its random numbers start from the same seed.
+    pub fn fresh_state(&self) -> Result<WhisperState, EngineError> {
+        self.context
+            .create_state()
+            .map_err(|e| EngineError::Failed(format!("cannot create a decoder state: {e}")))
+    }
+
     /// An idle state from `pool` (of this context), or a new one.
     pub fn state(&self, pool: &Mutex<Vec<WhisperState>>) -> Result<WhisperState, EngineError> {
         let popped = lock(pool).pop();
         match popped {
             Some(state) => Ok(state),
-            None => self
-                .context
-                .create_state()
-                .map_err(|e| EngineError::Failed(format!("cannot create a decoder state: {e}"))),
+            None => self.fresh_state(),
         }
     }
 }

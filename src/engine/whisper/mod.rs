@@ -2,7 +2,8 @@
 //! use and kept (and a second one that aligns words by DTW, loaded for the first request for
 //! words); a pool of decoder states so concurrent requests never share one. `context` loads
 //! them, `run` transcribes a request's chunks, `window` fits the encoder's window to each chunk
-//! of speech, `tokens` reads a decoded segment's tokens, figures and words.
+//! of speech, `recovery` says how a rejected chunk is heard again, `tokens` reads a decoded
+//! segment's tokens, figures and words.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,11 +20,14 @@ use language::Requested;
 
 mod context;
 mod language;
+mod recovery;
 mod run;
 mod tokens;
 mod window;
 
-pub use window::{DEFAULT_FLOOR_FRAMES, EncoderWindow, FULL_WINDOW_FRAMES};
+pub use recovery::{Recovery, Retry};
+pub use run::Retries;
+pub use window::{DEFAULT_FLOOR_FRAMES, EncoderWindow, FULL_WINDOW_FRAMES, WINDOW_STEP_FRAMES};
 
 pub const ENGINE_ID: &str = "whisper";
 
@@ -56,10 +60,13 @@ pub struct WhisperEngine {
     models: ModelDir,
     threads: usize,
     window: EncoderWindow,
+    recovery: Recovery,
     timing: WordTiming,
     loaded: Mutex<HashMap<&'static str, Arc<Loaded>>>,
-    /// Chunks heard again through the full window since the engine was made.
-    reruns: AtomicU64,
+    /// Retries since the engine was made.
+    retried_chunks: AtomicU64,
+    retry_passes: AtomicU64,
+    cut_chunks: AtomicU64,
 }
 
 /// Inference threads when none are configured: the CPUs this process may run on (honouring
@@ -85,9 +92,12 @@ impl WhisperEngine {
             models,
             threads,
             window: EncoderWindow::default(),
+            recovery: Recovery::default(),
             timing: WordTiming::DtwOnDemand,
             loaded: Mutex::new(HashMap::new()),
-            reruns: AtomicU64::new(0),
+            retried_chunks: AtomicU64::new(0),
+            retry_passes: AtomicU64::new(0),
+            cut_chunks: AtomicU64::new(0),
         }
     }
 
@@ -98,6 +108,13 @@ impl WhisperEngine {
         self
     }
 
+    /// The same engine hearing rejected chunks again another way (benchmarks compare them;
+    /// the server uses the default).
+    pub fn with_recovery(mut self, recovery: Recovery) -> WhisperEngine {
+        self.recovery = recovery;
+        self
+    }
+
     /// The same engine timing words another way (benchmarks compare them; the server uses
     /// [`WordTiming::DtwOnDemand`]).
     pub fn with_word_timing(mut self, timing: WordTiming) -> WhisperEngine {
@@ -105,10 +122,14 @@ impl WhisperEngine {
         self
     }
 
-    /// How many chunks were heard again through the full window because the fitted one gave a
-    /// doubtful text.
-    pub fn reruns(&self) -> u64 {
-        self.reruns.load(Ordering::Relaxed)
+    /// The retries since the engine was made: chunks heard again, passes after the first, and
+    /// chunks whose loop was cut out.
+    pub fn retries(&self) -> Retries {
+        Retries {
+            chunks: self.retried_chunks.load(Ordering::Relaxed),
+            passes: self.retry_passes.load(Ordering::Relaxed),
+            cut: self.cut_chunks.load(Ordering::Relaxed),
+        }
     }
 
     fn load(&self, model: &str) -> Result<Arc<Loaded>, EngineError> {
@@ -230,19 +251,25 @@ impl Engine for WhisperEngine {
             } else {
                 EncoderWindow::Full
             },
+            recovery: self.recovery.clone(),
+            first_timestamp: decoders.context.token_beg(),
             reading: tokens::Reading {
                 first_special: decoders.context.token_eot(),
                 temperature: run::TEMPERATURE,
                 words: request.words,
             },
         };
-        let result = run::run(&mut state, request, &settings);
+        let result = run::run(&mut state, &decoders, request, &settings);
         // A state whose pass was aborted half-way is not reused.
         if !matches!(result, Err(EngineError::Cancelled)) {
             lock(&decoders.idle).push(state);
         }
-        if let Ok((_, reruns)) = &result {
-            self.reruns.fetch_add(*reruns, Ordering::Relaxed);
+        if let Ok((_, retries)) = &result {
+            self.retried_chunks
+                .fetch_add(retries.chunks, Ordering::Relaxed);
+            self.retry_passes
+                .fetch_add(retries.passes, Ordering::Relaxed);
+            self.cut_chunks.fetch_add(retries.cut, Ordering::Relaxed);
         }
         result.map(|(output, _)| output)
     }

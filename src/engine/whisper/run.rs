@@ -1,6 +1,7 @@
 //! One request on one decoder state, its language settled: each chunk transcribed on its own,
-//! through a window fitted to it (again through the full window when the text looks wrong),
-//! with its segments moved to the request's timeline.
+//! through a window fitted to it, heard again as the recovery says when the loop guard or the
+//! window's doubts reject the text (a loop that survives every attempt is cut out), with its
+//! segments moved to the request's timeline.
 
 use std::ffi::c_void;
 use std::ops::Range;
@@ -8,17 +9,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 
+use super::super::guard;
 use super::super::words::{shorten_words_at_pauses, start_words_at_speech};
 use super::super::{EngineError, EngineOutput, EngineRequest, Segment, Task};
+use super::context::Decoders;
+use super::recovery::{Attempt, Recovery, Verdict};
 use super::tokens::{self, Reading};
-use super::window::{EncoderWindow, doubt};
+use super::window::{EncoderWindow, FULL_WINDOW_FRAMES};
 
 /// Samples per second of the audio whisper takes.
 const SAMPLE_RATE: f64 = 16_000.0;
-/// The one sampling temperature: decoding is greedy, without fallback to higher ones (it
-/// samples at random from the pooled state's generator, so the same audio could read
-/// differently from one request to the next).
+/// The first attempt's temperature: greedy.
 pub(super) const TEMPERATURE: f32 = 0.0;
+/// A retry at temperature samples from 0.2 up to 1.0 in steps of 0.2 (whisper.cpp's fallback,
+/// which keeps the encoder's output and stops at the first decode its thresholds accept).
+const FALLBACK_TEMPERATURE: f32 = 0.2;
 
 fn failed(e: whisper_rs::WhisperError) -> EngineError {
     EngineError::Failed(e.to_string())
@@ -31,43 +36,46 @@ pub(super) struct Settings {
     pub threads: usize,
     /// The window for each chunk.
     pub window: EncoderWindow,
+    /// How a chunk is heard again when its text is rejected.
+    pub recovery: Recovery,
     /// How decoded segments are read (words timed or not).
     pub reading: Reading,
+    /// whisper's first timestamp token (`<|0.00|>`).
+    pub first_timestamp: i32,
 }
 
-/// The request's output, and how many chunks were heard again through the full window.
+/// What a request cost besides its first pass over each chunk.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Retries {
+    /// Chunks heard more than once.
+    pub chunks: u64,
+    /// Passes after the first, over all chunks.
+    pub passes: u64,
+    /// Chunks whose every attempt looped, cut where the loop starts.
+    pub cut: u64,
+}
+
+/// The request's output, and what it cost in retries. `decoders`: the context `state` belongs
+/// to (a retry at temperature runs on a fresh state of its own, so that its random numbers are
+/// the same whatever the pooled state decoded before).
 pub(super) fn run(
     state: &mut WhisperState,
+    decoders: &Decoders,
     request: &EngineRequest<'_>,
     settings: &Settings,
-) -> Result<(EngineOutput, u64), EngineError> {
-    let chunks: Vec<&[f32]> = request
-        .chunks
-        .iter()
-        .filter_map(|range| request.samples.get(range.clone()))
-        .collect();
+) -> Result<(EngineOutput, Retries), EngineError> {
     let language = settings.language.clone();
     let mut segments = Vec::new();
-    let mut reruns = 0;
-    for (range, samples) in request.chunks.iter().zip(&chunks) {
-        let seconds = samples.len() as f64 / SAMPLE_RATE;
-        let fitted = settings.window.frames_for(seconds);
-        let mut chunk = Chunk {
+    let mut retries = Retries::default();
+    for range in &request.chunks {
+        let Some(samples) = request.samples.get(range.clone()) else {
+            continue;
+        };
+        let chunk = Chunk {
             samples,
             language: language.as_deref(),
-            window: fitted,
         };
-        let mut heard = transcribe_chunk(state, request, &chunk, settings)?;
-        if let Some(frames) = fitted
-            && let Some(doubt) = doubt(&heard, seconds)
-        {
-            tracing::debug!(
-                "{seconds:.1} s chunk in a {frames}-frame window: {doubt:?}; heard again in full"
-            );
-            chunk.window = None;
-            heard = transcribe_chunk(state, request, &chunk, settings)?;
-            reruns += 1;
-        }
+        let heard = hear_chunk(state, decoders, request, &chunk, settings, &mut retries)?;
         segments.extend(in_timeline(heard, range));
     }
     let text = segments
@@ -81,7 +89,59 @@ pub(super) fn run(
         segments,
         processing_time: None,
     };
-    Ok((output, reruns))
+    Ok((output, retries))
+}
+
+/// One chunk through the attempts of the recovery until the guard accepts the text; else the
+/// least bad attempt, its loop cut out. Silence (the decoder's no-speech verdict) is no text.
+fn hear_chunk(
+    state: &mut WhisperState,
+    decoders: &Decoders,
+    request: &EngineRequest<'_>,
+    chunk: &Chunk<'_>,
+    settings: &Settings,
+    retries: &mut Retries,
+) -> Result<Vec<Segment>, EngineError> {
+    let seconds = chunk.samples.len() as f64 / SAMPLE_RATE;
+    let fitted = settings.window.frames_for(seconds);
+    let mut best: Option<(Vec<Segment>, Verdict)> = None;
+    for (n, attempt) in settings.recovery.attempts(fitted).into_iter().enumerate() {
+        if n == 1 {
+            retries.chunks += 1;
+        }
+        if n > 0 {
+            retries.passes += 1;
+        }
+        let heard = if attempt.sampled {
+            let mut fresh = decoders.fresh_state()?;
+            transcribe_chunk(&mut fresh, request, chunk, &attempt, settings)?
+        } else {
+            transcribe_chunk(state, request, chunk, &attempt, settings)?
+        };
+        if guard::is_silence(&heard) {
+            return Ok(Vec::new());
+        }
+        let verdict = Verdict::of(&heard, seconds, attempt.window.is_some());
+        if verdict == Verdict::Fine {
+            return Ok(heard);
+        }
+        tracing::debug!(
+            "{seconds:.1} s chunk, window {:?}, sampled {}: {verdict:?}",
+            attempt.window,
+            attempt.sampled
+        );
+        if best.as_ref().is_none_or(|(_, worst)| verdict <= *worst) {
+            best = Some((heard, verdict));
+        }
+    }
+    let Some((heard, verdict)) = best else {
+        return Ok(Vec::new());
+    };
+    if verdict.is_loop() {
+        retries.cut += 1;
+        return Ok(guard::cut_loops(heard));
+    }
+    Ok(heard)
 }
 
 /// One chunk as whisper is asked to hear it.
@@ -89,8 +149,67 @@ struct Chunk<'a> {
     samples: &'a [f32],
     /// None detects.
     language: Option<&'a str>,
-    /// The encoder window in frames; None: the model's full window.
-    window: Option<usize>,
+}
+
+/// What the decoder is watched for while it decodes a chunk: the most text tokens the chunk can
+/// hold, and the tokens that end a decode.
+struct Watch {
+    max_tokens: usize,
+    /// whisper's end-of-text token: text tokens come before it.
+    eot: i32,
+    /// The timestamp token of the chunk's end (whisper's first timestamp token plus one per
+    /// 20 ms).
+    end_timestamp: i32,
+}
+
+/// whisper.cpp's logits filter, called before each token is chosen: once the text tokens so
+/// far end in a loop or exceed what the chunk can hold, the decode is made to end at once (the
+/// segment closed at the chunk's end, then the text ended) instead of looping to its limit; the
+/// loop guard then judges the text as usual.
+unsafe extern "C" fn stop_loops(
+    ctx: *mut whisper_rs::WhisperSysContext,
+    _state: *mut whisper_rs::WhisperSysState,
+    tokens: *const whisper_rs::WhisperTokenData,
+    n_tokens: std::ffi::c_int,
+    logits: *mut f32,
+    user_data: *mut c_void,
+) {
+    if tokens.is_null() || logits.is_null() || user_data.is_null() || n_tokens <= 0 {
+        return;
+    }
+    // SAFETY: whisper.cpp passes the decoder's tokens so far and the logits of the whole
+    // vocabulary; `user_data` is the Watch that `params` hands in, alive during the call.
+    let (watch, tokens, logits) = unsafe {
+        let watch = &*(user_data as *const Watch);
+        let tokens = std::slice::from_raw_parts(tokens, n_tokens as usize);
+        let n_vocab = whisper_rs::whisper_rs_sys::whisper_n_vocab(ctx).max(0) as usize;
+        (
+            watch,
+            tokens,
+            std::slice::from_raw_parts_mut(logits, n_vocab),
+        )
+    };
+    let text: Vec<i32> = tokens
+        .iter()
+        .map(|t| t.id)
+        .filter(|&id| id < watch.eot)
+        .collect();
+    if text.len() < watch.max_tokens && !guard::ends_in_loop(&text) {
+        return;
+    }
+    let last_is_text = tokens.last().is_some_and(|t| t.id < watch.eot);
+    let only = if last_is_text {
+        watch.end_timestamp
+    } else {
+        watch.eot
+    };
+    if (only as usize) < logits.len() {
+        for (id, logit) in logits.iter_mut().enumerate() {
+            if id != only as usize {
+                *logit = f32::NEG_INFINITY;
+            }
+        }
+    }
 }
 
 /// whisper.cpp's abort callback: whether the request's cancel flag is set.
@@ -104,12 +223,14 @@ fn params<'a>(
     request: &'a EngineRequest<'_>,
     prompt: Option<&'a str>,
     chunk: &Chunk<'a>,
+    attempt: &Attempt,
+    watch: &'a Watch,
     settings: &Settings,
 ) -> FullParams<'a, 'a> {
     let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
     params.set_n_threads(settings.threads as i32);
     params.set_language(Some(chunk.language.unwrap_or("auto")));
-    if let Some(frames) = chunk.window {
+    if let Some(frames) = attempt.window {
         params.set_audio_ctx(frames as i32);
     }
     // whisper.cpp polls the request's cancel flag between the steps of every encoder and
@@ -122,6 +243,11 @@ fn params<'a>(
             request.cancel.flag() as *const AtomicBool as *mut c_void,
         );
     }
+    // SAFETY: the watch outlives the parameters ('a) and is only read.
+    unsafe {
+        params.set_filter_logits_callback(Some(stop_loops));
+        params.set_filter_logits_callback_user_data(watch as *const Watch as *mut c_void);
+    }
     params.set_translate(request.task == Task::Translate);
     params.set_no_context(true);
     params.set_print_special(false);
@@ -129,8 +255,13 @@ fn params<'a>(
     params.set_print_realtime(false);
     params.set_print_timestamps(false);
     params.set_suppress_blank(true);
-    params.set_temperature(TEMPERATURE);
-    params.set_temperature_inc(0.0);
+    if attempt.sampled {
+        params.set_temperature(FALLBACK_TEMPERATURE);
+        params.set_temperature_inc(FALLBACK_TEMPERATURE);
+    } else {
+        params.set_temperature(TEMPERATURE);
+        params.set_temperature_inc(0.0);
+    }
     // Times for each token (cheap; DTW's, when the context aligns, come on top).
     params.set_token_timestamps(settings.reading.words);
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
@@ -144,6 +275,7 @@ fn transcribe_chunk(
     state: &mut WhisperState,
     request: &EngineRequest<'_>,
     chunk: &Chunk<'_>,
+    attempt: &Attempt,
     settings: &Settings,
 ) -> Result<Vec<Segment>, EngineError> {
     let prompt = request
@@ -153,7 +285,14 @@ fn transcribe_chunk(
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
-    let params = params(request, prompt.as_deref(), chunk, settings);
+    let seconds = chunk.samples.len() as f64 / SAMPLE_RATE;
+    let watch = Watch {
+        max_tokens: guard::max_tokens(seconds),
+        eot: settings.reading.first_special,
+        end_timestamp: settings.first_timestamp
+            + ((seconds * 50.0).ceil() as i32).min(FULL_WINDOW_FRAMES as i32),
+    };
+    let params = params(request, prompt.as_deref(), chunk, attempt, &watch, settings);
     let heard = state.full(params, chunk.samples);
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
@@ -161,7 +300,15 @@ fn transcribe_chunk(
     heard.map_err(failed)?;
     let mut segments = Vec::new();
     // Every segment is read, kept or not, for DTW's moments run on from one to the next.
-    let mut reader = tokens::Reader::new(&settings.reading);
+    let reading = Reading {
+        temperature: if attempt.sampled {
+            FALLBACK_TEMPERATURE
+        } else {
+            TEMPERATURE
+        },
+        ..settings.reading
+    };
+    let mut reader = tokens::Reader::new(&reading);
     for segment in state.as_iter() {
         let text = segment.to_str_lossy().map_err(failed)?.trim().to_string();
         let read = reader.read(&segment, text)?;

@@ -1,0 +1,474 @@
+//! The loop guard, engine-neutral: whether what a decoder heard in one chunk of audio is
+//! believable text, or a loop (a character, token or phrase pattern over and over, text that
+//! compresses too well, more text than the time allows) or a guess (low confidence); whether the
+//! decoder said the chunk is silence; whether the tokens decoded so far end in a loop (so that a
+//! decoder can stop at once rather than loop to its limit); and, when every attempt still loops,
+//! the text cut where the repetition starts, so that a loop is never returned, stored or typed.
+
+use super::Segment;
+use super::words::compression_ratio;
+
+/// Text that compresses better than this (zlib) repeats itself (OpenAI's whisper's threshold).
+pub const MAX_COMPRESSION_RATIO: f64 = 2.4;
+/// A decode whose tokens average a lower log-probability is a guess.
+pub const MIN_AVG_LOGPROB: f64 = -1.0;
+/// Over this no-speech probability, with a guess for text, the chunk is silence.
+pub const NO_SPEECH_PROBABILITY: f64 = 0.6;
+/// Characters (other than spaces) per second that no one speaks: fast English is about 20.
+const MAX_CHARS_PER_SECOND: f64 = 25.0;
+/// Tokens per second that no one speaks: fast English is about 6; names, numbers and text
+/// without spaces take more tokens per sound.
+const MAX_TOKENS_PER_SECOND: f64 = 12.0;
+/// Words per second that no one speaks (fast speech is about 4).
+const MAX_WORDS_PER_SECOND: f64 = 6.0;
+/// What a short chunk may hold whatever its length (a word cut by the chunk's edge, a name).
+const SLACK_CHARS: f64 = 20.0;
+const SLACK_TOKENS: f64 = 10.0;
+const SLACK_WORDS: f64 = 4.0;
+/// The longest pattern (in characters) looked for as a repetition.
+const MAX_PATTERN_CHARS: usize = 48;
+
+/// What is wrong with a decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Trouble {
+    /// Low confidence: the tokens average a log-probability under [`MIN_AVG_LOGPROB`].
+    Unsure,
+    /// More characters, tokens or words than anyone says in that time.
+    TooFast,
+    /// The text compresses better than [`MAX_COMPRESSION_RATIO`].
+    Compressible,
+    /// A character, token or phrase pattern over and over, or a segment said again.
+    Repetition,
+}
+
+impl Trouble {
+    /// A loop (as opposed to a guess): the text must not reach anyone as it is.
+    pub fn is_loop(self) -> bool {
+        self != Trouble::Unsure
+    }
+}
+
+/// The text of a chunk's segments as one string.
+pub fn joined(segments: &[Segment]) -> String {
+    segments
+        .iter()
+        .map(|s| s.text.trim())
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The worst trouble with `segments`, heard in a chunk of `seconds`; None when they read as
+/// speech.
+pub fn trouble(segments: &[Segment], seconds: f64) -> Option<Trouble> {
+    let text = joined(segments);
+    if text.is_empty() {
+        return None;
+    }
+    if repeated_segment(segments) || repetition(&text).is_some() {
+        return Some(Trouble::Repetition);
+    }
+    if compression_ratio(&text) > MAX_COMPRESSION_RATIO {
+        return Some(Trouble::Compressible);
+    }
+    if too_fast(segments, &text, seconds) {
+        return Some(Trouble::TooFast);
+    }
+    avg_logprob(segments)
+        .is_some_and(|logprob| logprob < MIN_AVG_LOGPROB)
+        .then_some(Trouble::Unsure)
+}
+
+/// Whether the decoder says the chunk holds no speech: a high no-speech probability and a guess
+/// for text (whisper's rule). Engines without these figures never say so.
+pub fn is_silence(segments: &[Segment]) -> bool {
+    let no_speech = segments
+        .iter()
+        .filter_map(|s| s.detail.as_ref())
+        .map(|d| d.no_speech_prob)
+        .fold(None, |max: Option<f64>, p| {
+            Some(max.map_or(p, |m| m.max(p)))
+        });
+    no_speech.is_some_and(|p| p > NO_SPEECH_PROBABILITY)
+        && avg_logprob(segments).is_some_and(|l| l < MIN_AVG_LOGPROB)
+}
+
+/// The mean log-probability of every text token of `segments`; None without decoder figures.
+pub fn avg_logprob(segments: &[Segment]) -> Option<f64> {
+    let (sum, count) =
+        segments
+            .iter()
+            .filter_map(|s| s.detail.as_ref())
+            .fold((0.0, 0usize), |(sum, count), d| {
+                (
+                    sum + d.avg_logprob * d.tokens.len() as f64,
+                    count + d.tokens.len(),
+                )
+            });
+    (count > 0).then(|| sum / count as f64)
+}
+
+/// Segments in a row that say the same words (punctuation and case aside) three times: twice
+/// is speech ("Yes." "Yes.", a line said again), three times a loop.
+fn repeated_segment(segments: &[Segment]) -> bool {
+    let words = |s: &Segment| -> String {
+        s.text
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    segments.windows(3).any(|three| {
+        let first = words(&three[0]);
+        !first.is_empty() && three[1..].iter().all(|s| words(s) == first)
+    })
+}
+
+/// More characters, tokens or words than speech holds in `seconds`.
+fn too_fast(segments: &[Segment], text: &str, seconds: f64) -> bool {
+    let chars = text.chars().filter(|c| !c.is_whitespace()).count() as f64;
+    let words = text.split_whitespace().count() as f64;
+    let tokens: usize = segments
+        .iter()
+        .filter_map(|s| s.detail.as_ref())
+        .map(|d| d.tokens.len())
+        .sum();
+    chars > SLACK_CHARS + seconds * MAX_CHARS_PER_SECOND
+        || words > SLACK_WORDS + seconds * MAX_WORDS_PER_SECOND
+        || tokens as f64 > SLACK_TOKENS + seconds * MAX_TOKENS_PER_SECOND
+}
+
+/// The most text tokens a chunk of `seconds` can hold (beyond them, the decode is a loop).
+pub fn max_tokens(seconds: f64) -> usize {
+    (SLACK_TOKENS + seconds * MAX_TOKENS_PER_SECOND).ceil() as usize
+}
+
+/// The longest token pattern looked for at the end of a decode.
+const MAX_PATTERN_TOKENS: usize = 16;
+
+/// How many times in a row a pattern of `n` tokens must end a decode to stop it: as many as a
+/// pattern of as many characters needs in the text (a token is one character or more), so that
+/// [`repetition`] finds what stopped the decode.
+fn token_occurrences_needed(n: usize) -> usize {
+    occurrences_needed(n)
+}
+
+/// Whether the text tokens decoded so far end in a pattern said over and over.
+pub fn ends_in_loop(tokens: &[i32]) -> bool {
+    (1..=MAX_PATTERN_TOKENS.min(tokens.len() / 3)).any(|n| {
+        let needed = token_occurrences_needed(n);
+        tokens.len() >= n * needed && {
+            let tail = &tokens[tokens.len() - n..];
+            (1..needed).all(|k| {
+                let end = tokens.len() - k * n;
+                &tokens[end - n..end] == tail
+            })
+        }
+    })
+}
+
+/// A pattern said again and again without a break, found in text normalised to lower case with
+/// single spaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repetition {
+    /// Where its first occurrence starts, in characters of the normalised text.
+    pub start: usize,
+    /// Its length in characters.
+    pub period: usize,
+}
+
+/// How many times in a row a pattern of `period` characters must occur to be a loop: a
+/// character 8 times, two characters (`-y`) 8 times, a word or phrase of 6 or more characters
+/// 3 times; in between, patterns about 16 characters long in all.
+fn occurrences_needed(period: usize) -> usize {
+    16usize.div_ceil(period).clamp(3, 8)
+}
+
+/// The earliest repetition in `text`, on characters, so that it holds for text without spaces
+/// too.
+pub fn repetition(text: &str) -> Option<Repetition> {
+    let chars = normalised(text);
+    let n = chars.len();
+    let mut earliest: Option<Repetition> = None;
+    for period in 1..=MAX_PATTERN_CHARS.min(n / 2) {
+        let needed = occurrences_needed(period);
+        // `run`: how many characters in a row equal the one `period` before them.
+        let mut run = 0;
+        for i in period..n {
+            if chars[i] == chars[i - period] {
+                run += 1;
+                let occurrences = (run + period) / period;
+                if occurrences >= needed {
+                    let start = i + 1 - run - period;
+                    let pattern = &chars[start..start + period];
+                    // A pattern of spaces or punctuation alone is no speech loop ("...").
+                    if pattern.iter().any(|c| c.is_alphanumeric())
+                        && earliest.is_none_or(|e| start < e.start)
+                    {
+                        earliest = Some(Repetition { start, period });
+                    }
+                    break;
+                }
+            } else {
+                run = 0;
+            }
+        }
+    }
+    earliest
+}
+
+/// `text` lower-cased with every run of whitespace made one space, as characters.
+fn normalised(text: &str) -> Vec<char> {
+    let mut chars = Vec::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !chars.is_empty() {
+            chars.push(' ');
+        }
+        chars.extend(word.chars().flat_map(char::to_lowercase));
+    }
+    chars
+}
+
+/// `segments` with the loop cut out: the text ends where the repetition starts (keeping its first
+/// occurrence when that is a whole word or phrase, and never half a word), later segments are
+/// dropped. Segments without a repetition come back as they are.
+pub fn cut_loops(mut segments: Vec<Segment>) -> Vec<Segment> {
+    // A segment said a third time in a row: keep its first time, drop what follows.
+    if let Some(i) = (2..segments.len()).find(|&i| repeated_segment(&segments[i - 2..=i])) {
+        segments.truncate(i - 1);
+    }
+    let text = joined(&segments);
+    let Some(found) = repetition(&text) else {
+        return segments;
+    };
+    let normal = normalised(&text);
+    let keep = kept_chars(&normal, found);
+    // Walk the segments in the same normalised form to find where the cut falls.
+    let mut seen = 0;
+    let mut kept = Vec::new();
+    for mut segment in segments {
+        let words = normalised(segment.text.trim());
+        let separator = usize::from(seen > 0);
+        if words.is_empty() {
+            continue;
+        }
+        if seen + separator + words.len() <= keep {
+            seen += separator + words.len();
+            kept.push(segment);
+            continue;
+        }
+        let inside = keep.saturating_sub(seen + separator);
+        let text = prefix_of_normalised(segment.text.trim(), inside);
+        if !text.is_empty() {
+            segment.text = text;
+            segment.words.retain(|_| false);
+            kept.push(segment);
+        }
+        break;
+    }
+    kept
+}
+
+/// How many characters of `normal` to keep before the repetition `found`: up to its first
+/// occurrence's end when that ends a word, else up to its start, then back to the last whole
+/// word.
+fn kept_chars(normal: &[char], found: Repetition) -> usize {
+    let first_end = found.start + found.period;
+    let ends_word = |at: usize| at >= normal.len() || normal[at] == ' ' || normal[at - 1] == ' ';
+    let starts_word = |at: usize| at == 0 || normal[at - 1] == ' ' || normal[at] == ' ';
+    let mut keep = if starts_word(found.start) && ends_word(first_end) {
+        first_end
+    } else {
+        found.start
+    };
+    // Never half a word: back to the space before the word the cut falls in.
+    if keep < normal.len() && keep > 0 && normal[keep] != ' ' && normal[keep - 1] != ' ' {
+        keep = normal[..keep].iter().rposition(|&c| c == ' ').unwrap_or(0);
+    }
+    // No trailing space.
+    while keep > 0 && normal[keep - 1] == ' ' {
+        keep -= 1;
+    }
+    keep
+}
+
+/// The start of `text` (trimmed) that normalises to `count` characters, spaces as they were.
+fn prefix_of_normalised(text: &str, count: usize) -> String {
+    let mut seen = 0;
+    let mut out = String::new();
+    for (i, word) in text.split_whitespace().enumerate() {
+        let separator = usize::from(i > 0);
+        let lowered: usize = word.chars().map(|c| c.to_lowercase().count()).sum();
+        if seen + separator + lowered <= count {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(word);
+            seen += separator + lowered;
+        } else {
+            break;
+        }
+    }
+    out.trim_end_matches([',', '-', ' ']).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SegmentDetail;
+
+    fn segment(start: f64, end: f64, text: &str) -> Segment {
+        Segment::new(start, end, text)
+    }
+
+    fn decoded(text: &str, tokens: usize, logprob: f64, no_speech: f64) -> Segment {
+        Segment {
+            detail: Some(SegmentDetail {
+                tokens: (0..tokens as i32).collect(),
+                avg_logprob: logprob,
+                no_speech_prob: no_speech,
+                temperature: 0.0,
+                compression_ratio: compression_ratio(text),
+            }),
+            ..Segment::new(0.0, 3.0, text)
+        }
+    }
+
+    /// What tiny.en made of "he was not an ill disposed young man" through a fitted window.
+    fn observed_loop() -> String {
+        format!("He was not an old-s-s{}", "-y".repeat(120))
+    }
+
+    #[test]
+    fn the_observed_hyphen_chain_is_a_loop_and_is_cut_before_it() {
+        let heard = [segment(0.0, 3.0, &observed_loop())];
+        assert_eq!(trouble(&heard, 3.0), Some(Trouble::Repetition));
+        let cut = cut_loops(heard.to_vec());
+        assert_eq!(joined(&cut), "He was not an");
+    }
+
+    #[test]
+    fn loops_of_every_shape_are_found() {
+        for looping in [
+            "the the the the the the the the end",
+            "We're not here, we're not here, we're not here, we're not here",
+            "one two three four one two three four one two three four",
+            "我们走吧我们走吧我们走吧我们走吧",
+            "Oh, oh, oh, oh, oh, oh, oh, oh, oh.",
+            "aaaaaaaaaaaaaaaaaaah",
+        ] {
+            assert_eq!(repetition(looping).is_some(), true, "{looping}");
+            assert!(
+                trouble(&[segment(0.0, 4.0, looping)], 4.0).is_some_and(Trouble::is_loop),
+                "{looping}"
+            );
+        }
+        let thrice = [
+            segment(0.0, 2.0, "Thank you."),
+            segment(2.0, 4.0, "thank you"),
+            segment(4.0, 6.0, "Thank you!"),
+        ];
+        assert_eq!(trouble(&thrice, 6.0), Some(Trouble::Repetition));
+        // A line said twice is speech.
+        let twice = [
+            segment(0.0, 2.0, "Ah, that's a good story."),
+            segment(2.0, 4.0, "Ah, that's a good story."),
+        ];
+        assert_eq!(trouble(&twice, 4.0), None);
+    }
+
+    #[test]
+    fn speech_is_not_a_loop() {
+        for speech in [
+            "Please send the quarterly report to Siobhan before Friday.",
+            "no no, I said the red one, the red one",
+            "It was the best of times, it was the worst of times.",
+            "one one one",
+            "Call 555-0100... or 555-0199.",
+            "Ha ha ha, that's a good one.",
+            "He sold 1,000,000 units in 2024.",
+        ] {
+            assert_eq!(repetition(speech), None, "{speech}");
+            assert_eq!(trouble(&[segment(0.0, 4.0, speech)], 4.0), None, "{speech}");
+        }
+    }
+
+    #[test]
+    fn too_much_text_for_the_time_is_a_loop() {
+        let long = "Alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima";
+        assert_eq!(
+            trouble(&[segment(0.0, 1.0, long)], 1.0),
+            Some(Trouble::TooFast)
+        );
+        assert_eq!(trouble(&[segment(0.0, 6.0, long)], 6.0), None);
+        let tokens = decoded("Hi", 40, -0.2, 0.0);
+        assert_eq!(trouble(&[tokens], 1.0), Some(Trouble::TooFast));
+    }
+
+    #[test]
+    fn compressible_text_is_a_loop() {
+        let text = "I will go to the shop and then I will go home. ".repeat(2)
+            + "And then I will go to the shop and then I will go home.";
+        assert!(compression_ratio(&text) > MAX_COMPRESSION_RATIO, "{text}");
+        assert!(trouble(&[segment(0.0, 20.0, &text)], 20.0).is_some_and(Trouble::is_loop));
+    }
+
+    #[test]
+    fn low_confidence_is_a_guess_and_silence_needs_both_figures() {
+        let guess = decoded("Thanks for watching.", 5, -1.3, 0.2);
+        assert_eq!(trouble(&[guess.clone()], 3.0), Some(Trouble::Unsure));
+        assert!(!Trouble::Unsure.is_loop());
+        assert!(!is_silence(&[guess]));
+        assert!(is_silence(&[decoded("Thanks for watching.", 5, -1.3, 0.8)]));
+        assert!(!is_silence(&[decoded("Hello there.", 3, -0.3, 0.8)]));
+        assert!(!is_silence(&[segment(0.0, 1.0, "no figures")]));
+    }
+
+    #[test]
+    fn a_decode_that_ends_in_a_loop_is_seen_as_it_happens() {
+        // "-", "y" over and over.
+        let mut tokens = vec![5, 17, 9, 12];
+        tokens.extend([7, 3].repeat(7));
+        assert!(!ends_in_loop(&tokens));
+        tokens.extend([7, 3]);
+        assert!(ends_in_loop(&tokens));
+        // A phrase of six tokens three times.
+        let phrase = [1, 2, 3, 4, 5, 6];
+        assert!(ends_in_loop(&phrase.repeat(3)));
+        assert!(!ends_in_loop(&phrase.repeat(2)));
+        // Speech: no pattern at the end.
+        assert!(!ends_in_loop(&[1, 2, 3, 1, 2, 4, 1, 2, 3, 9]));
+        assert!(!ends_in_loop(&[]));
+        assert_eq!(max_tokens(2.0), 34);
+    }
+
+    #[test]
+    fn a_phrase_loop_keeps_its_first_occurrence() {
+        let heard = vec![
+            segment(0.0, 2.0, "I said"),
+            segment(
+                2.0,
+                9.0,
+                "we're not here, we're not here, we're not here, we're not",
+            ),
+            segment(9.0, 12.0, "we're not here"),
+        ];
+        let cut = cut_loops(heard);
+        assert_eq!(cut.len(), 2);
+        assert_eq!(joined(&cut), "I said we're not here");
+        assert_eq!(cut[1].end, 9.0);
+    }
+
+    #[test]
+    fn a_repeated_segment_and_what_follows_are_dropped() {
+        let heard = vec![
+            segment(0.0, 2.0, "Thank you."),
+            segment(2.0, 4.0, "Thank you!"),
+            segment(4.0, 6.0, "thank you"),
+            segment(6.0, 8.0, "Bye."),
+        ];
+        assert_eq!(joined(&cut_loops(heard)), "Thank you.");
+        let speech = vec![segment(0.0, 2.0, "Fine."), segment(2.0, 4.0, "Thanks.")];
+        assert_eq!(cut_loops(speech.clone()), speech);
+    }
+}
