@@ -1,39 +1,54 @@
-//! Measures the fitted encoder window: speed and word error rate on the corpus's clips for
-//! each encoder window, interleaved so that a busy machine weighs on every one alike.
+//! Measures encoder windows and recovery orders: speed (median, 90th percentile, slowest clip,
+//! seconds per round) and word error rate, on the corpus's synthetic and real English clips
+//! apart, and on clips of your own, interleaved so that a busy machine weighs on every one alike.
 //!
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example window_floor -- [--model tiny.en] [--rounds 3] \
-//!     [--longest 8] [--names] [--show] WINDOW...
+//!     [--longest 8] [--names] [--show] [--extra LIST] [--only real|synthetic|extra] \
+//!     CONTENDER...
 //! ```
 //!
-//! Each WINDOW is `whole` (no voice activity detection, Whisper's full 30 s window: the
-//! path before either existed), `full` (the chunks of speech, full window) or a floor in
-//! encoder frames (chunks of speech in a window fitted to each, never under the floor; 50
-//! frames a second). Clips: the English ones no longer than `--longest` seconds. Prints, per
-//! window: median seconds per clip, seconds per round, WER against the reference texts (numbers
-//! normalised on both sides), and how many chunks the guard sent back to the full window.
+//! A CONTENDER is `WINDOW` or `WINDOW:RETRIES`. WINDOW is `whole` (no voice activity detection,
+//! Whisper's full 30 s window), `full` (the chunks of speech, full window) or a floor in encoder
+//! frames (chunks of speech in a window fitted to each, never under the floor; 50 frames a
+//! second). RETRIES is the recovery order, comma-separated: `temperature`, `wider`, `full`, or
+//! `none` (default: the server's). Clips: the English ones no longer than `--longest` seconds;
+//! `--extra LIST` adds clips of your own, one `path<TAB>reference text` a line (any format the
+//! server decodes), reported apart. Prints, per contender and set: median, 90th percentile and
+//! slowest seconds per clip, seconds per round, WER against the reference texts (numbers
+//! normalised on both sides), chunks heard again, passes after the first and loops cut.
 //! `--names` gives each clip the names in its reference text (capitalised words after the
 //! first) as the initial prompt, as dictionary terms would be.
 
+use std::path::Path;
 use std::time::Instant;
 
-use verbatim::audio::vad;
+use verbatim::audio::{decode, vad};
 use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
-use verbatim::engine::whisper::{EncoderWindow, WhisperEngine};
+use verbatim::engine::whisper::{EncoderWindow, Recovery, WhisperEngine};
 use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
 use verbatim::transcribe::numbers::normalize_numbers;
-use verbatim_sim::{Clip, Corpus, word_errors};
+use verbatim_sim::{Corpus, word_errors};
 
-/// One window to measure.
+/// One clip to hear, from the corpus or the extra list.
+struct Sample {
+    id: String,
+    set: &'static str,
+    text: String,
+    samples: Vec<f32>,
+}
+
+/// One way of transcribing to measure.
 struct Contender {
     name: String,
     engine: WhisperEngine,
     /// Voice activity detection first.
     vad: bool,
-    seconds: Vec<f64>,
-    errors: (usize, usize),
+    /// Per set: seconds of every clip and round, word errors and reference words.
+    seconds: Vec<Vec<f64>>,
+    errors: Vec<(usize, usize)>,
 }
 
 struct Options {
@@ -42,8 +57,12 @@ struct Options {
     longest: f64,
     names: bool,
     show: bool,
-    windows: Vec<String>,
+    extra: Option<String>,
+    only: Option<String>,
+    contenders: Vec<String>,
 }
+
+const SETS: [&str; 3] = ["synthetic", "real", "extra"];
 
 fn options() -> Options {
     let mut options = Options {
@@ -52,7 +71,9 @@ fn options() -> Options {
         longest: 8.0,
         names: false,
         show: false,
-        windows: Vec::new(),
+        extra: None,
+        only: None,
+        contenders: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -61,17 +82,23 @@ fn options() -> Options {
             "--model" => options.model = value(),
             "--rounds" => options.rounds = value().parse().expect("--rounds N"),
             "--longest" => options.longest = value().parse().expect("--longest SECONDS"),
+            "--extra" => options.extra = Some(value()),
+            "--only" => options.only = Some(value()),
             "--show" => options.show = true,
             "--names" => options.names = true,
-            _ => options.windows.push(arg),
+            _ => options.contenders.push(arg),
         }
     }
-    assert!(!options.windows.is_empty(), "name at least one WINDOW");
+    assert!(
+        !options.contenders.is_empty(),
+        "name at least one CONTENDER"
+    );
     options
 }
 
 fn contender(name: &str, models: &ModelDir) -> Contender {
-    let (window, vad) = match name {
+    let (window_name, retries) = name.split_once(':').unwrap_or((name, ""));
+    let (window, vad) = match window_name {
         "whole" => (EncoderWindow::Full, false),
         "full" => (EncoderWindow::Full, true),
         floor => (
@@ -81,20 +108,22 @@ fn contender(name: &str, models: &ModelDir) -> Contender {
             true,
         ),
     };
+    let mut engine = WhisperEngine::new(models.clone(), 0).with_window(window);
+    if !retries.is_empty() {
+        engine = engine.with_recovery(Recovery::parse(retries).expect("a recovery order"));
+    }
     Contender {
         name: name.into(),
-        engine: WhisperEngine::new(models.clone(), 0).with_window(window),
+        engine,
         vad,
-        seconds: Vec::new(),
-        errors: (0, 0),
+        seconds: vec![Vec::new(); SETS.len()],
+        errors: vec![(0, 0); SETS.len()],
     }
 }
 
-/// The names in a clip's reference text: its capitalised words after the first.
-fn names(clip: &Clip) -> Option<String> {
-    let names: Vec<&str> = clip
-        .entry
-        .text
+/// The names in a reference text: its capitalised words after the first.
+fn names(text: &str) -> Option<String> {
+    let names: Vec<&str> = text
         .split_whitespace()
         .skip(1)
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
@@ -103,9 +132,10 @@ fn names(clip: &Clip) -> Option<String> {
     (!names.is_empty()).then(|| names.join("\n"))
 }
 
-/// Transcribes `clip` as `contender` does (with its names as the prompt when `names`), timed.
-fn hear(contender: &Contender, model: &str, clip: &Clip, names: bool) -> (String, f64) {
-    let samples = &clip.samples;
+/// Transcribes `sample` as `contender` does (with its names as the prompt when `names`), timed.
+fn hear(contender: &Contender, model: &str, sample: &Sample, names: bool) -> (String, f64) {
+    let samples = &sample.samples;
+    let started = Instant::now();
     let chunks = if contender.vad {
         vad::plan_chunks(&vad::frame_scores(samples), samples.len())
     } else {
@@ -115,19 +145,51 @@ fn hear(contender: &Contender, model: &str, clip: &Clip, names: bool) -> (String
         samples,
         chunks,
         trimmed_to_speech: contender.vad,
-        language: LanguageChoice::Exact(clip.entry.language.clone()),
+        language: LanguageChoice::Exact("en".into()),
         task: Task::Transcribe,
-        initial_prompt: if names { self::names(clip) } else { None },
+        initial_prompt: if names {
+            self::names(&sample.text)
+        } else {
+            None
+        },
         words: false,
         cancel: Cancel::new(),
     };
-    let started = Instant::now();
-    let text = contender
-        .engine
-        .transcribe(model, &request)
-        .expect("the engine transcribes")
-        .text;
+    let text = if request.chunks.is_empty() {
+        String::new()
+    } else {
+        contender
+            .engine
+            .transcribe(model, &request)
+            .expect("the engine transcribes")
+            .text
+    };
     (text, started.elapsed().as_secs_f64())
+}
+
+/// The clips of `list` (one `path<TAB>text` a line, paths relative to the list's folder).
+fn extra_samples(list: &str) -> Vec<Sample> {
+    let text = std::fs::read_to_string(list).expect("the extra list");
+    let folder = Path::new(list).parent().unwrap_or(Path::new("."));
+    text.lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let (path, reference) = line.split_once('\t').expect("path<TAB>text");
+            let path = folder.join(path);
+            let decoded = decode::decode_file(&path, None).expect("a clip the server decodes");
+            Sample {
+                id: path.file_stem().unwrap().to_string_lossy().into(),
+                set: "extra",
+                text: reference.trim().into(),
+                samples: decoded.samples,
+            }
+        })
+        .collect()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = (p * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
 }
 
 fn main() {
@@ -135,60 +197,87 @@ fn main() {
     let models =
         ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
     let corpus = Corpus::load(&Corpus::source_dir()).expect("the corpus");
-    let clips: Vec<&Clip> = corpus
+    let mut samples: Vec<Sample> = corpus
         .clips()
         .iter()
         .filter(|c| c.entry.language == "en" && c.duration() <= options.longest)
+        .map(|c| Sample {
+            id: c.id().into(),
+            set: if c.is_real() { "real" } else { "synthetic" },
+            text: c.entry.text.clone(),
+            samples: c.samples.to_vec(),
+        })
         .collect();
+    if let Some(list) = &options.extra {
+        samples.extend(extra_samples(list));
+    }
+    if let Some(only) = &options.only {
+        samples.retain(|s| s.set == only);
+    }
+    assert!(!samples.is_empty(), "no clips to hear");
     let mut contenders: Vec<Contender> = options
-        .windows
+        .contenders
         .iter()
         .map(|name| contender(name, &models))
         .collect();
     for contender in &contenders {
-        hear(contender, &options.model, clips[0], false); // loads the model
+        hear(contender, &options.model, &samples[0], false); // loads the model
     }
-    let reruns_before: Vec<u64> = contenders.iter().map(|c| c.engine.reruns()).collect();
+    let before: Vec<_> = contenders.iter().map(|c| c.engine.retries()).collect();
     for round in 0..options.rounds {
-        for clip in &clips {
+        for sample in &samples {
+            let set = SETS.iter().position(|s| *s == sample.set).unwrap();
             for k in 0..contenders.len() {
                 let i = (k + round) % contenders.len();
-                let (text, seconds) = hear(&contenders[i], &options.model, clip, options.names);
+                let (text, seconds) = hear(&contenders[i], &options.model, sample, options.names);
                 let contender = &mut contenders[i];
-                contender.seconds.push(seconds);
+                contender.seconds[set].push(seconds);
                 if round == 0 {
-                    let (errors, words) = word_errors(
-                        &normalize_numbers(&clip.entry.text),
-                        &normalize_numbers(&text),
-                    );
-                    contender.errors.0 += errors;
-                    contender.errors.1 += words;
+                    let (errors, words) =
+                        word_errors(&normalize_numbers(&sample.text), &normalize_numbers(&text));
+                    contender.errors[set].0 += errors;
+                    contender.errors[set].1 += words;
                     if options.show {
-                        eprintln!("{} {}: {text}", contender.name, clip.id());
+                        eprintln!(
+                            "{} {} ({seconds:.2} s, {errors}): {text}",
+                            contender.name, sample.id
+                        );
                     }
                 }
             }
         }
     }
     println!(
-        "{} clips of at most {} s, {} rounds, {}",
-        clips.len(),
-        options.longest,
-        options.rounds,
-        options.model
+        "English clips of at most {} s, {} rounds, {}; retries: chunks/passes/cut over all sets",
+        options.longest, options.rounds, options.model
     );
-    println!("window  median s/clip  s/round  WER %  reruns");
-    for (contender, before) in contenders.iter().zip(reruns_before) {
-        let mut seconds = contender.seconds.clone();
-        seconds.sort_by(f64::total_cmp);
-        println!(
-            "{:>6}  {:>13.3}  {:>7.2}  {:>5.1}  {}/{}",
-            contender.name,
-            seconds[seconds.len() / 2],
-            seconds.iter().sum::<f64>() / options.rounds as f64,
-            contender.errors.0 as f64 * 100.0 / contender.errors.1.max(1) as f64,
-            contender.engine.reruns() - before,
-            clips.len() * options.rounds,
-        );
+    println!(
+        "{:<22} {:<9} {:>5} {:>8} {:>6} {:>6} {:>8} {:>6}  retries",
+        "contender", "set", "clips", "median s", "p90 s", "max s", "s/round", "WER %"
+    );
+    for (contender, before) in contenders.iter().zip(before) {
+        let after = contender.engine.retries();
+        for (set, name) in SETS.iter().enumerate() {
+            let mut seconds = contender.seconds[set].clone();
+            if seconds.is_empty() {
+                continue;
+            }
+            seconds.sort_by(f64::total_cmp);
+            let (errors, words) = contender.errors[set];
+            println!(
+                "{:<22} {:<9} {:>5} {:>8.3} {:>6.3} {:>6.3} {:>8.2} {:>6.1}  {}/{}/{}",
+                contender.name,
+                name,
+                seconds.len() / options.rounds,
+                percentile(&seconds, 0.5),
+                percentile(&seconds, 0.9),
+                seconds[seconds.len() - 1],
+                seconds.iter().sum::<f64>() / options.rounds as f64,
+                errors as f64 * 100.0 / words.max(1) as f64,
+                after.chunks - before.chunks,
+                after.passes - before.passes,
+                after.cut - before.cut,
+            );
+        }
     }
 }
