@@ -65,7 +65,8 @@ pub fn trouble(segments: &[Segment], seconds: f64) -> Option<Trouble> {
     if text.is_empty() {
         return None;
     }
-    if repeated_segment(segments) || repetition(&text).is_some() {
+    if repeated_segment(segments) || repetition(&text).is_some() || word_repetition(&text).is_some()
+    {
         return Some(Trouble::Repetition);
     }
     if compression_ratio(&text) > MAX_COMPRESSION_RATIO {
@@ -122,6 +123,39 @@ fn repeated_segment(segments: &[Segment]) -> bool {
         let first = words(&three[0]);
         !first.is_empty() && three[1..].iter().all(|s| words(s) == first)
     })
+}
+
+/// Words said again and again without a break, punctuation and case aside: one word four
+/// times ("5 5 5 5", too short a pattern for the characters to show it), or two to four words
+/// three times. Gives the first word of the earliest such run (counted in the text's
+/// whitespace-separated words) and the pattern's length in words.
+fn word_repetition(text: &str) -> Option<(usize, usize)> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect::<String>()
+        })
+        .collect();
+    (1..=4)
+        .filter_map(|n| {
+            let needed = if n == 1 { 4 } else { 3 };
+            let span = n * needed;
+            (words.len() >= span)
+                .then(|| {
+                    (0..=words.len() - span).find(|&start| {
+                        let first = &words[start..start + n];
+                        first.iter().any(|w| !w.is_empty())
+                            && (1..needed)
+                                .all(|k| &words[start + k * n..start + (k + 1) * n] == first)
+                    })
+                })
+                .flatten()
+                .map(|start| (start, n))
+        })
+        .min()
 }
 
 /// More characters, tokens or words than speech holds in `seconds`.
@@ -238,11 +272,19 @@ pub fn cut_loops(mut segments: Vec<Segment>) -> Vec<Segment> {
         segments.truncate(i - 1);
     }
     let text = joined(&segments);
-    let Some(found) = repetition(&text) else {
-        return segments;
-    };
     let normal = normalised(&text);
-    let keep = kept_chars(&normal, found);
+    let keep = match (repetition(&text), word_repetition(&text)) {
+        (Some(found), _) => kept_chars(&normal, found),
+        // Up to the end of the pattern's first occurrence, in whole words.
+        (None, Some((start, n))) => {
+            let words: Vec<usize> = text
+                .split_whitespace()
+                .map(|w| w.chars().flat_map(char::to_lowercase).count())
+                .collect();
+            words[..start + n].iter().sum::<usize>() + start + n - 1
+        }
+        (None, None) => return segments,
+    };
     // Walk the segments in the same normalised form to find where the cut falls.
     let mut seen = 0;
     let mut kept = Vec::new();
@@ -357,11 +399,23 @@ mod tests {
             "Oh, oh, oh, oh, oh, oh, oh, oh, oh.",
             "aaaaaaaaaaaaaaaaaaah",
         ] {
-            assert_eq!(repetition(looping).is_some(), true, "{looping}");
+            assert!(
+                repetition(looping).is_some() || word_repetition(looping).is_some(),
+                "{looping}"
+            );
             assert!(
                 trouble(&[segment(0.0, 4.0, looping)], 4.0).is_some_and(Trouble::is_loop),
                 "{looping}"
             );
+        }
+        for (looping, cut) in [
+            ("5 5 5 5 5 5 5 5", "5"),
+            ("Yes, yes, yes, yes", "Yes"),
+            ("I said go on go on go on", "I said go on"),
+        ] {
+            let heard = vec![segment(0.0, 2.0, looping)];
+            assert_eq!(trouble(&heard, 2.0), Some(Trouble::Repetition), "{looping}");
+            assert_eq!(joined(&cut_loops(heard)), cut, "{looping}");
         }
         let thrice = [
             segment(0.0, 2.0, "Thank you."),

@@ -85,7 +85,8 @@ mod tests {
         let fitted = EncoderWindow::Fitted { floor: 500 };
         assert_eq!(fitted.frames_for(3.2), Some(512));
         assert_eq!(fitted.frames_for(12.01), Some(640));
-        assert_eq!(fitted.frames_for(29.0), None);
+        assert_eq!(fitted.frames_for(29.0), Some(1472));
+        assert_eq!(fitted.frames_for(29.5), None);
         assert_eq!(fitted.frames_for(30.0), None);
         assert_eq!(EncoderWindow::Fitted { floor: 0 }.frames_for(1.0), Some(64));
         assert_eq!(EncoderWindow::Full.frames_for(3.0), None);
