@@ -400,7 +400,12 @@ def main(argv):
         row["ratios_verbatim_over_faster_whisper"] = {
             key: row[VERBATIM][key] / row[FASTER_WHISPER][key] for key in RATIO_KEYS}
         report["speech"][name] = row
-    long_clips = sets.get(args.long_from, [])
+    # The long file takes every real recording, whatever its length.
+    if args.long_from == "real":
+        every, _ = load_clips(args.corpus, args.language, 0, float("inf"))
+        long_clips = [c for c in every if c.set == "real"]
+    else:
+        long_clips = sets.get("extra", [])
     if args.long_minutes > 0 and long_clips:
         report["long"] = run_long(args, engines, engines[FASTER_WHISPER].model, long_clips)
     report["load_average"] = {"before": load_before, "after": os.getloadavg()}
