@@ -9,18 +9,17 @@
 
 mod common;
 
+use common::engine::hear;
 use common::test_models;
-use verbatim::audio::vad;
-use verbatim::cancel::Cancel;
 use verbatim::engine::guard::{self, MAX_COMPRESSION_RATIO};
 use verbatim::engine::whisper::{Recovery, WhisperEngine};
 use verbatim::engine::words::compression_ratio;
-use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{EngineOutput, Task};
 use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::{Clip, Corpus, word_errors};
 
 /// The clip through `engine` as the server hears it.
-fn hear(
+fn hear_clip(
     engine: &WhisperEngine,
     model: &str,
     clip: &Clip,
@@ -28,23 +27,8 @@ fn hear(
     task: Task,
     words: bool,
 ) -> EngineOutput {
-    let samples = &clip.samples;
-    let chunks = if vad {
-        vad::plan_chunks(&vad::frame_scores(samples), samples.len())
-    } else {
-        std::iter::once(0..samples.len()).collect()
-    };
-    let request = EngineRequest {
-        samples,
-        chunks,
-        trimmed_to_speech: vad,
-        language: LanguageChoice::Exact(clip.entry.language.clone()),
-        task,
-        initial_prompt: None,
-        words,
-        cancel: Cancel::new(),
-    };
-    engine.transcribe(model, &request).expect("transcribed")
+    let language = &clip.entry.language;
+    hear(engine, model, &clip.samples, vad, language, task, words)
 }
 
 /// No loop in `output`: no repeated pattern, no text that compresses too well, no segment said
@@ -80,7 +64,7 @@ fn no_path_returns_a_loop_on_any_english_clip() {
     let mut heard = 0;
     for clip in english {
         for (vad, words) in [(true, false), (false, false), (true, true)] {
-            let output = hear(&engine, "tiny.en", clip, vad, Task::Transcribe, words);
+            let output = hear_clip(&engine, "tiny.en", clip, vad, Task::Transcribe, words);
             check_no_loop(&output, &format!("{} vad={vad} words={words}", clip.id()));
             heard += 1;
         }
@@ -94,7 +78,7 @@ fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
     let clip = corpus.clip("real-goforward").unwrap();
     let engine = WhisperEngine::new(models.clone(), 0);
-    let output = hear(&engine, "tiny.en", clip, true, Task::Transcribe, false);
+    let output = hear_clip(&engine, "tiny.en", clip, true, Task::Transcribe, false);
     let retries = engine.retries();
     assert!(
         retries.chunks >= 1,
@@ -109,7 +93,7 @@ fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
 
     // With no retry at all, the loop is cut out where it starts.
     let cutting = WhisperEngine::new(models, 0).with_recovery(Recovery::parse("none").unwrap());
-    let output = hear(&cutting, "tiny.en", clip, true, Task::Transcribe, false);
+    let output = hear_clip(&cutting, "tiny.en", clip, true, Task::Transcribe, false);
     assert_eq!(cutting.retries().cut, 1, "{:?}", cutting.retries());
     check_no_loop(&output, "no retries");
     assert!(
@@ -133,7 +117,7 @@ fn translation_on_the_multilingual_model_returns_no_loop() {
         .iter()
         .filter(|c| ["de", "fr", "es"].contains(&c.entry.language.as_str()));
     for clip in foreign {
-        let output = hear(&engine, "base", clip, true, Task::Translate, false);
+        let output = hear_clip(&engine, "base", clip, true, Task::Translate, false);
         check_no_loop(&output, clip.id());
     }
 }

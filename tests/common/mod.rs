@@ -2,6 +2,7 @@
 //! real `verbatim` binary started with its own data folder.
 #![allow(dead_code)]
 
+pub mod engine;
 pub mod flac;
 pub mod probe;
 pub mod pulse;

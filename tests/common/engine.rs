@@ -1,0 +1,35 @@
+//! An engine called directly on audio as the server would hear it: voice activity detection
+//! first (or the whole audio as one chunk), the language given.
+
+use verbatim::audio::vad;
+use verbatim::cancel::Cancel;
+use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice, Task};
+
+/// `samples` through `engine`'s `model`, in `language`; `vad`: in chunks of speech (else whole);
+/// `words`: timed words asked for.
+pub fn hear(
+    engine: &dyn Engine,
+    model: &str,
+    samples: &[f32],
+    vad: bool,
+    language: &str,
+    task: Task,
+    words: bool,
+) -> EngineOutput {
+    let chunks = if vad {
+        vad::plan_chunks(&vad::frame_scores(samples), samples.len())
+    } else {
+        std::iter::once(0..samples.len()).collect()
+    };
+    let request = EngineRequest {
+        samples,
+        chunks,
+        trimmed_to_speech: vad,
+        language: LanguageChoice::Exact(language.into()),
+        task,
+        initial_prompt: None,
+        words,
+        cancel: Cancel::new(),
+    };
+    engine.transcribe(model, &request).expect("transcribed")
+}
