@@ -180,17 +180,12 @@ pub fn max_tokens(seconds: f64) -> usize {
 /// The longest token pattern looked for at the end of a decode.
 const MAX_PATTERN_TOKENS: usize = 16;
 
-/// How many times in a row a pattern of `n` tokens must end a decode to stop it: as many as a
-/// pattern of as many characters needs in the text (a token is one character or more), so that
-/// [`repetition`] finds what stopped the decode.
-fn token_occurrences_needed(n: usize) -> usize {
-    occurrences_needed(n)
-}
-
-/// Whether the text tokens decoded so far end in a pattern said over and over.
+/// Whether the text tokens decoded so far end in a pattern said over and over: a pattern of `n`
+/// tokens as many times as a pattern of `n` characters needs in the text (a token is one
+/// character or more), so that [`repetition`] finds what stopped the decode.
 pub fn ends_in_loop(tokens: &[i32]) -> bool {
     (1..=MAX_PATTERN_TOKENS.min(tokens.len() / 3)).any(|n| {
-        let needed = token_occurrences_needed(n);
+        let needed = occurrences_needed(n);
         tokens.len() >= n * needed && {
             let tail = &tokens[tokens.len() - n..];
             (1..needed).all(|k| {
@@ -470,7 +465,10 @@ mod tests {
     #[test]
     fn low_confidence_is_a_guess_and_silence_needs_both_figures() {
         let guess = decoded("Thanks for watching.", 5, -1.3, 0.2);
-        assert_eq!(trouble(&[guess.clone()], 3.0), Some(Trouble::Unsure));
+        assert_eq!(
+            trouble(std::slice::from_ref(&guess), 3.0),
+            Some(Trouble::Unsure)
+        );
         assert!(!Trouble::Unsure.is_loop());
         assert!(!is_silence(&[guess]));
         assert!(is_silence(&[decoded("Thanks for watching.", 5, -1.3, 0.8)]));

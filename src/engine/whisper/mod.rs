@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use whisper_rs::{DtwModelPreset, WhisperState};
@@ -64,9 +63,7 @@ pub struct WhisperEngine {
     timing: WordTiming,
     loaded: Mutex<HashMap<&'static str, Arc<Loaded>>>,
     /// Retries since the engine was made.
-    retried_chunks: AtomicU64,
-    retry_passes: AtomicU64,
-    cut_chunks: AtomicU64,
+    retries: Mutex<Retries>,
 }
 
 /// Inference threads when none are configured: the CPUs this process may run on (honouring
@@ -95,9 +92,7 @@ impl WhisperEngine {
             recovery: Recovery::default(),
             timing: WordTiming::DtwOnDemand,
             loaded: Mutex::new(HashMap::new()),
-            retried_chunks: AtomicU64::new(0),
-            retry_passes: AtomicU64::new(0),
-            cut_chunks: AtomicU64::new(0),
+            retries: Mutex::new(Retries::default()),
         }
     }
 
@@ -125,11 +120,7 @@ impl WhisperEngine {
     /// The retries since the engine was made: chunks heard again, passes after the first, and
     /// chunks whose loop was cut out.
     pub fn retries(&self) -> Retries {
-        Retries {
-            chunks: self.retried_chunks.load(Ordering::Relaxed),
-            passes: self.retry_passes.load(Ordering::Relaxed),
-            cut: self.cut_chunks.load(Ordering::Relaxed),
-        }
+        *lock(&self.retries)
     }
 
     fn load(&self, model: &str) -> Result<Arc<Loaded>, EngineError> {
@@ -265,11 +256,7 @@ impl Engine for WhisperEngine {
             lock(&decoders.idle).push(state);
         }
         if let Ok((_, retries)) = &result {
-            self.retried_chunks
-                .fetch_add(retries.chunks, Ordering::Relaxed);
-            self.retry_passes
-                .fetch_add(retries.passes, Ordering::Relaxed);
-            self.cut_chunks.fetch_add(retries.cut, Ordering::Relaxed);
+            *lock(&self.retries) += *retries;
         }
         result.map(|(output, _)| output)
     }

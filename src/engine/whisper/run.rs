@@ -55,6 +55,14 @@ pub struct Retries {
     pub cut: u64,
 }
 
+impl std::ops::AddAssign for Retries {
+    fn add_assign(&mut self, other: Retries) {
+        self.chunks += other.chunks;
+        self.passes += other.passes;
+        self.cut += other.cut;
+    }
+}
+
 /// The request's output, and what it cost in retries. `decoders`: the context `state` belongs
 /// to (a retry at temperature runs on a fresh state of its own, so that its random numbers are
 /// the same whatever the pooled state decoded before).
