@@ -38,7 +38,7 @@ fn transcribe_a_file_stdin_and_subtitles() {
         "Please send the quarterly report to the finance team before Friday afternoon.",
     );
     // A path goes through the local-file route; a relative path is resolved here. The text is
-    // what tiny.en hears (a word or two may differ from what was spoken), the same every way.
+    // what tiny.en hears ("finance team" may come out otherwise), the same every way.
     let heard = cli(home.path(), &models)
         .arg("transcribe")
         .arg(&clip)
@@ -48,19 +48,17 @@ fn transcribe_a_file_stdin_and_subtitles() {
         .stdout
         .clone();
     let expected = String::from_utf8(heard).unwrap();
-    let (errors, _) = verbatim_sim::word_errors(
-        "Please send the quarterly report to the finance team before Friday afternoon.",
-        &expected,
+    assert!(
+        expected.starts_with("Please send the quarterly report to the ")
+            && expected.ends_with(" before Friday afternoon.\n"),
+        "{expected:?}"
     );
-    assert!(errors <= 2, "{expected}");
-    assert!(expected.ends_with(".\n"), "{expected:?}");
-    let expected = expected.as_str();
     cli(home.path(), &models)
         .current_dir(home.path())
         .args(["transcribe", "report.wav"])
         .assert()
         .success()
-        .stdout(expected);
+        .stdout(expected.clone());
     // Standard input is uploaded.
     let bytes = std::fs::read(&clip).unwrap();
     cli(home.path(), &models)
@@ -68,13 +66,13 @@ fn transcribe_a_file_stdin_and_subtitles() {
         .write_stdin(bytes.clone())
         .assert()
         .success()
-        .stdout(expected);
+        .stdout(expected.clone());
     cli(home.path(), &models)
         .arg("transcribe")
         .write_stdin(bytes)
         .assert()
         .success()
-        .stdout(expected);
+        .stdout(expected.clone());
 
     let srt = cli(home.path(), &models)
         .args(["transcribe"])
