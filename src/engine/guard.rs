@@ -268,17 +268,18 @@ pub fn cut_loops(mut segments: Vec<Segment>) -> Vec<Segment> {
     }
     let text = joined(&segments);
     let normal = normalised(&text);
-    let keep = match (repetition(&text), word_repetition(&text)) {
-        (Some(found), _) => kept_chars(&normal, found),
-        // Up to the end of the pattern's first occurrence, in whole words.
-        (None, Some((start, n))) => {
-            let words: Vec<usize> = text
-                .split_whitespace()
-                .map(|w| w.chars().flat_map(char::to_lowercase).count())
-                .collect();
-            words[..start + n].iter().sum::<usize>() + start + n - 1
-        }
-        (None, None) => return segments,
+    // The earlier of the two cuts: by a character pattern, or by repeated words (up to the end
+    // of the pattern's first occurrence, in whole words).
+    let by_chars = repetition(&text).map(|found| kept_chars(&normal, found));
+    let by_words = word_repetition(&text).map(|(start, n)| {
+        let lengths: Vec<usize> = text
+            .split_whitespace()
+            .map(|w| w.chars().flat_map(char::to_lowercase).count())
+            .collect();
+        lengths[..start + n].iter().sum::<usize>() + start + n - 1
+    });
+    let Some(keep) = by_chars.into_iter().chain(by_words).min() else {
+        return segments;
     };
     // Walk the segments in the same normalised form to find where the cut falls.
     let mut seen = 0;
@@ -297,8 +298,9 @@ pub fn cut_loops(mut segments: Vec<Segment>) -> Vec<Segment> {
         let inside = keep.saturating_sub(seen + separator);
         let text = prefix_of_normalised(segment.text.trim(), inside);
         if !text.is_empty() {
+            // Its timed words, one for each word kept.
+            segment.words.truncate(text.split_whitespace().count());
             segment.text = text;
-            segment.words.retain(|_| false);
             kept.push(segment);
         }
         break;
@@ -509,6 +511,27 @@ mod tests {
         assert_eq!(cut.len(), 2);
         assert_eq!(joined(&cut), "I said we're not here");
         assert_eq!(cut[1].end, 9.0);
+    }
+
+    #[test]
+    fn the_earlier_of_a_word_loop_and_a_character_loop_is_cut_and_words_follow_the_text() {
+        // Repeated words first ("5" five times, too short for the characters), a character
+        // loop later.
+        let text = format!("5 5 5 5 5 and then{}", "-y".repeat(20));
+        let cut = cut_loops(vec![segment(0.0, 4.0, &text)]);
+        assert_eq!(joined(&cut), "5");
+        let mut timed = segment(0.0, 3.0, &observed_loop());
+        timed.words = ["He", "was", "not", "an", "old-s-s-y-y"]
+            .iter()
+            .map(|w| crate::engine::Word {
+                word: w.to_string(),
+                start: 0.0,
+                end: 1.0,
+            })
+            .collect();
+        let cut = cut_loops(vec![timed]);
+        let words: Vec<&str> = cut[0].words.iter().map(|w| w.word.as_str()).collect();
+        assert_eq!(words, ["He", "was", "not", "an"]);
     }
 
     #[test]
