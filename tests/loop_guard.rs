@@ -10,7 +10,7 @@
 mod common;
 
 use common::engine::hear;
-use common::test_models;
+use common::{test_models, test_models_with_base};
 use verbatim::engine::guard::{self, MAX_COMPRESSION_RATIO};
 use verbatim::engine::whisper::{Recovery, WhisperEngine};
 use verbatim::engine::words::compression_ratio;
@@ -105,11 +105,9 @@ fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
 
 #[test]
 fn translation_on_the_multilingual_model_returns_no_loop() {
-    let Some(models) = test_models() else { return };
-    if !models.path().join("ggml-base.bin").is_file() {
-        eprintln!("skipped: no base model");
+    let Some(models) = test_models_with_base() else {
         return;
-    }
+    };
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
     let engine = WhisperEngine::new(models, 0);
     let foreign = corpus

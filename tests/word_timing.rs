@@ -9,7 +9,7 @@
 mod common;
 
 use common::engine::hear;
-use common::test_models;
+use common::{test_models, test_models_with_base};
 use verbatim::engine::whisper::{EncoderWindow, WhisperEngine};
 use verbatim::engine::{EngineOutput, Segment, Task};
 use verbatim_sim::Corpus;
@@ -199,11 +199,9 @@ fn words_stay_right_when_a_chunk_is_heard_again_through_another_window() {
 
 #[test]
 fn accented_words_come_out_whole_on_the_multilingual_model() {
-    let Some(models) = test_models() else { return };
-    if !models.path().join("ggml-base.bin").is_file() {
-        eprintln!("skipped: no base model");
+    let Some(models) = test_models_with_base() else {
         return;
-    }
+    };
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
     let engine = WhisperEngine::new(models, 0);
     for (clip, language) in [("de-books", "de"), ("fr-weather", "fr")] {

@@ -222,6 +222,18 @@ pub fn test_models() -> Option<ModelDir> {
     }
 }
 
+/// The test models folder when it also holds the multilingual base model (which `scripts/test`
+/// installs); None, with a note, otherwise.
+pub fn test_models_with_base() -> Option<ModelDir> {
+    let models = test_models()?;
+    if models.path().join("ggml-base.bin").is_file() {
+        Some(models)
+    } else {
+        eprintln!("skipped: no base model");
+        None
+    }
+}
+
 /// Speaks `text` with espeak-ng into a WAV file in `dir`.
 pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(format!("{name}.wav"));
