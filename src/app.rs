@@ -145,17 +145,25 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
 /// Sim mode: what dictation would have typed, one JSON line per insertion, in the data folder.
 pub const SIM_INSERTIONS_FILE: &str = "sim-insertions.jsonl";
 
-#[cfg(feature = "whisper")]
+/// The engines of this build: whisper and moonshine, each with the configured threads.
 fn real_engines(models: &ModelDir, store: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
     let threads = store.pref_int(&preferences::WHISPER_THREADS)?.max(0) as usize;
-    let whisper = crate::engine::whisper::WhisperEngine::new(models.clone(), threads);
-    Ok(vec![Arc::new(whisper)])
-}
-
-#[cfg(not(feature = "whisper"))]
-fn real_engines(_: &ModelDir, _: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
+    #[cfg(not(feature = "whisper"))]
     tracing::warn!("{}", crate::engine::EngineError::NotInBuild("whisper"));
-    Ok(Vec::new())
+    let engines: Vec<Arc<dyn Engine>> = vec![
+        #[cfg(feature = "whisper")]
+        Arc::new(crate::engine::whisper::WhisperEngine::new(
+            models.clone(),
+            threads,
+        )),
+        #[cfg(feature = "moonshine")]
+        Arc::new(crate::engine::moonshine::MoonshineEngine::new(
+            models.clone(),
+            threads,
+        )),
+    ];
+    let _ = (models, threads);
+    Ok(engines)
 }
 
 /// Shared state of the running application.

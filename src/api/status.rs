@@ -8,7 +8,8 @@ use axum::extract::State;
 
 use super::{ApiError, blocking};
 use crate::app::App;
-use crate::wire::{API_VERSION, ModelEntry, ModelList, Status};
+use crate::engine::ModelSpec;
+use crate::wire::{API_VERSION, ModelCapabilities, ModelEntry, ModelList, Status};
 
 pub async fn status(State(app): State<Arc<App>>) -> Result<Json<Status>, ApiError> {
     blocking(&app, current_status).await.map(Json)
@@ -30,7 +31,7 @@ fn current_status(app: &App) -> Result<Status, ApiError> {
         // Whisper's translate task, into English, with a multilingual model.
         supports_translation: selected
             .as_ref()
-            .is_some_and(|s| s.offer.spec.multilingual()),
+            .is_some_and(|s| s.offer.spec.translates()),
     })
 }
 
@@ -65,8 +66,20 @@ fn model_list(app: &App) -> Result<ModelList, ApiError> {
                 selected: is_selected(engine.id(), offer.spec.id),
                 downloaded: Some(offer.downloaded),
                 loaded: Some(offer.loaded),
+                capabilities: Some(capabilities(offer.spec)),
             })
         })
         .collect();
     Ok(ModelList { models })
+}
+
+/// The contract's `capabilities` of a model.
+fn capabilities(spec: &ModelSpec) -> ModelCapabilities {
+    ModelCapabilities {
+        languages: spec.languages().into_iter().map(String::from).collect(),
+        translate: spec.translates(),
+        prompt: spec.capabilities.prompt,
+        word_timestamps: spec.capabilities.word_timestamps,
+        live: spec.capabilities.live,
+    }
 }

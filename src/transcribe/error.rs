@@ -31,6 +31,9 @@ pub enum TranscribeError {
         "Target-language translation needs a translation provider; none is configured on this host"
     )]
     NoTranslationProvider,
+    /// An option the model's engine cannot honour (never silently ignored).
+    #[error("Engine '{engine}' does not support {what}")]
+    NotSupported { engine: &'static str, what: String },
     /// The engine cannot do what the request asks on this host.
     #[error("{0}")]
     Unsupported(String),

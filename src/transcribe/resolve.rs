@@ -128,14 +128,20 @@ pub fn check(
     let spec = resolved.offer.spec;
     if let Some(target) = &options.target_language {
         // Whisper's own translate task goes into English; other targets need a provider.
-        if !target.eq_ignore_ascii_case("en") || !spec.multilingual() {
+        if !target.eq_ignore_ascii_case("en") || !spec.translates() {
             return Err(TranscribeError::NoTranslationProvider);
         }
         options.target_language = None;
         options.task = Some(Task::Translate);
     }
-    if options.task == Some(Task::Translate) && !spec.multilingual() {
+    if options.task == Some(Task::Translate) && !spec.translates() {
         match untranslatable {
+            Untranslatable::Refuse if !spec.capabilities.translate => {
+                return Err(TranscribeError::NotSupported {
+                    engine: spec.engine,
+                    what: "translation".into(),
+                });
+            }
             Untranslatable::Refuse => return Err(TranscribeError::CannotTranslate(spec.id)),
             Untranslatable::Transcribe => {
                 tracing::warn!(
@@ -148,7 +154,32 @@ pub fn check(
     }
     let codes = options.language.iter().chain(&options.language_hints);
     if let Some(unknown) = codes.into_iter().find(|c| !spec.knows_language(c)) {
+        if spec.engine != crate::engine::models::catalog::WHISPER_ENGINE
+            && crate::engine::models::is_accepted_language(unknown)
+        {
+            return Err(TranscribeError::NotSupported {
+                engine: spec.engine,
+                what: format!("the language '{unknown}'"),
+            });
+        }
         return Err(TranscribeError::UnknownLanguage(unknown.clone()));
+    }
+    if options
+        .prompt
+        .as_deref()
+        .is_some_and(|p| !p.trim().is_empty())
+        && !spec.capabilities.prompt
+    {
+        return Err(TranscribeError::NotSupported {
+            engine: spec.engine,
+            what: "a prompt".into(),
+        });
+    }
+    if options.wants_words() && !spec.capabilities.word_timestamps {
+        return Err(TranscribeError::NotSupported {
+            engine: spec.engine,
+            what: "word timestamps".into(),
+        });
     }
     if !resolved.offer.downloaded && !await_download {
         return Err(TranscribeError::NotConfigured(resolved.engine.id().into()));

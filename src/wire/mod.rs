@@ -26,7 +26,7 @@ pub use formats::{
     upper_uuid, upper_uuid_opt,
 };
 pub use history::HistoryEntry;
-pub use status::{ModelEntry, ModelList, Status};
+pub use status::{ModelCapabilities, ModelEntry, ModelList, Status};
 
 /// The current API version reported by `GET /v1/status`.
 pub const API_VERSION: &str = "1.1";

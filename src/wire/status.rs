@@ -30,6 +30,19 @@ pub struct ModelEntry {
     pub downloaded: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded: Option<bool>,
+    /// What the model can do (third wave; additive, so absent from older servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<ModelCapabilities>,
+}
+
+/// `capabilities` of a model entry: its languages and what it can do beyond transcribing them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelCapabilities {
+    pub languages: Vec<String>,
+    pub translate: bool,
+    pub prompt: bool,
+    pub word_timestamps: bool,
+    pub live: bool,
 }
 
 /// `GET /v1/models`.

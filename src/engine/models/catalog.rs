@@ -1,27 +1,70 @@
-//! The Whisper model catalog: ids, display names, sizes and languages of the ggml models
-//! whisper.cpp publishes, the file name each is stored under, and the SHA-256 and byte size
-//! every download is checked against (pinned here, never taken from the server).
+//! What a model is (id, engine, display name, size, languages, what it can do) and the Whisper
+//! catalog: the ggml models whisper.cpp publishes, the file name each is stored under, and the
+//! SHA-256 and byte size every download is checked against (pinned here, never taken from the
+//! server). Other engines keep their catalogs beside their code.
 
 /// A model Verbatim knows how to get and run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelSpec {
     pub id: &'static str,
+    /// The engine that runs it (`whisper`, `moonshine`).
+    pub engine: &'static str,
     pub name: &'static str,
     pub size_description: &'static str,
     pub language_count: u32,
+    pub capabilities: Capabilities,
 }
 
+/// What a model can do beyond transcribing its languages (the contract's `capabilities`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Translation into English (the `translate` task).
+    pub translate: bool,
+    /// An initial prompt (the request's `prompt`) steers the decoding.
+    pub prompt: bool,
+    /// Timed words (`timestamp_granularities[]=word`).
+    pub word_timestamps: bool,
+    /// Fast enough for text while the user speaks.
+    pub live: bool,
+}
+
+/// Whisper: everything but translation on English-only models.
+const WHISPER_CAPABILITIES: Capabilities = Capabilities {
+    translate: true,
+    prompt: true,
+    word_timestamps: true,
+    live: true,
+};
+
 impl ModelSpec {
-    /// English-only models (`.en`) cannot detect languages or translate.
+    /// English-only models (`.en`, Moonshine) cannot detect languages or translate.
     pub fn multilingual(&self) -> bool {
         self.language_count > 1
     }
 
+    /// Translation into English: a multilingual model of an engine that translates.
+    pub fn translates(&self) -> bool {
+        self.multilingual() && self.capabilities.translate
+    }
+
     /// True when the model accepts the language `code` (or its English name, as whisper.cpp
-    /// does): every model accepts every language whisper knows (English-only models then
-    /// transcribe in English).
+    /// does): every whisper model accepts every language whisper knows (English-only models
+    /// then transcribe in English); other English-only engines accept English alone.
     pub fn knows_language(&self, code: &str) -> bool {
-        super::languages::is_accepted_language(code)
+        if self.engine == WHISPER_ENGINE {
+            super::languages::is_accepted_language(code)
+        } else {
+            code.eq_ignore_ascii_case("en") || code.eq_ignore_ascii_case("english")
+        }
+    }
+
+    /// The language codes the model transcribes, as `capabilities.languages` lists them.
+    pub fn languages(&self) -> Vec<&'static str> {
+        if self.multilingual() {
+            super::languages::codes(self.language_count as usize).collect()
+        } else {
+            vec!["en"]
+        }
     }
 
     /// The weights file in the models folder (and on the download server).
@@ -206,6 +249,9 @@ const PINS: &[(&str, u64, &str)] = &[
 
 const MULTI: u32 = 99;
 
+/// The engine id of the Whisper models.
+pub const WHISPER_ENGINE: &str = "whisper";
+
 /// A model's display name: `Whisper Tiny`, or `Whisper Tiny (English)` with the tag `English`;
 /// with a quantization, `Whisper Tiny (q5_1)` or `Whisper Tiny (English, q5_1)`.
 macro_rules! display_name {
@@ -231,15 +277,19 @@ macro_rules! catalog {
         &[$(
             ModelSpec {
                 id: $id,
+                engine: WHISPER_ENGINE,
                 name: display_name!($name, $tag),
                 size_description: $size,
                 language_count: $langs,
+                capabilities: WHISPER_CAPABILITIES,
             },
             $(ModelSpec {
                 id: concat!($id, "-", stringify!($quant)),
+                engine: WHISPER_ENGINE,
                 name: display_name!($name, $tag, $quant),
                 size_description: $quant_size,
                 language_count: $langs,
+                capabilities: WHISPER_CAPABILITIES,
             },)*
         )*]
     };

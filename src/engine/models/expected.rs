@@ -134,7 +134,7 @@ mod tests {
             id: "custom-finetune",
             name: "Custom",
             size_description: "1 MB",
-            language_count: 1,
+            ..spec.clone()
         };
         assert_eq!(Expected::for_model(&unpinned), Expected::Published);
     }

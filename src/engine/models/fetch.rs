@@ -115,15 +115,33 @@ pub fn download_verified(
 ) -> Result<(), DownloadError> {
     let file = spec.file_name();
     let address = format!("{}/{file}", base_url.trim().trim_end_matches('/'));
-    let url = Url::parse(&address).map_err(|err| DownloadError::BadUrl {
-        url: address.clone(),
+    fetch_verified(client, &address, &file, expected, models, progress, |partial, sha256, url| {
+        partial.install(models, spec, sha256, url)
+    })
+}
+
+/// Downloads `address` as `file` (its part file in the models folder) through `client`,
+/// checked against `expected`, then hands the verified part file to `finish` with its SHA-256
+/// and address.
+pub fn fetch_verified(
+    client: &HttpClient,
+    address: &str,
+    file: &str,
+    expected: &Expected,
+    models: &ModelDir,
+    progress: &mut dyn FnMut(u64, u64),
+    finish: impl FnOnce(Partial, &str, &str) -> std::io::Result<()>,
+) -> Result<(), DownloadError> {
+    let file = file.to_string();
+    let url = Url::parse(address).map_err(|err| DownloadError::BadUrl {
+        url: address.to_string(),
         cause: err.to_string(),
     })?;
     let io_err = |err: std::io::Error| DownloadError::Io {
         dir: models.path().display().to_string(),
         cause: err.to_string(),
     };
-    let mut partial = Partial::open(models, spec)
+    let mut partial = Partial::open(models, &file)
         .map_err(io_err)?
         .ok_or_else(|| DownloadError::Busy { file: file.clone() })?;
     if let Expected::Pinned { sha256, size } = expected {
@@ -146,11 +164,7 @@ pub fn download_verified(
             partial: &mut partial,
         };
         match transfer.run(progress) {
-            Ok(sha256) => {
-                return partial
-                    .install(models, spec, &sha256, url.as_str())
-                    .map_err(io_err);
-            }
+            Ok(sha256) => return finish(partial, &sha256, url.as_str()).map_err(io_err),
             Err((err, Next::Retry)) if attempt < ATTEMPTS => {
                 tracing::info!("{err}; resuming (attempt {})", attempt + 1);
                 std::thread::sleep(Duration::from_millis(200 * u64::from(attempt)));

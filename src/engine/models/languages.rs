@@ -129,6 +129,12 @@ pub fn is_accepted_language(language: &str) -> bool {
             .any(|(_, name)| name.eq_ignore_ascii_case(language))
 }
 
+/// The codes of the first `count` languages in whisper's order (99 for most multilingual
+/// models; large-v3 adds Cantonese as the 100th).
+pub fn codes(count: usize) -> impl Iterator<Item = &'static str> {
+    WHISPER_LANGUAGES.iter().take(count).map(|&(code, _)| code)
+}
+
 /// The English name of the language `code` (case-insensitive), e.g. `de` -> `German`.
 pub fn language_name(code: &str) -> Option<&'static str> {
     entry(code).map(|&(_, name)| name)

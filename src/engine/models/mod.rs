@@ -16,4 +16,4 @@ pub use expected::Expected;
 pub use fetch::{DownloadError, download, download_verified};
 pub use folder::{Manifest, ModelDir, hex, sha256_file};
 pub use inflight::Downloads;
-pub use languages::{is_known_language, language_name};
+pub use languages::{is_accepted_language, is_known_language, language_name};

@@ -1,5 +1,5 @@
-//! The part file of a download: `.ggml-<id>.bin.part` in the models folder, beside
-//! `.ggml-<id>.bin.part.json` recording where its bytes came from (the address, the validator the
+//! The part file of a download: `.<file>.part` in the models folder (`.ggml-<id>.bin.part` for
+//! a whisper model), beside `.<file>.part.json` recording where its bytes came from (the address, the validator the
 //! server gave them, a strong ETag or a Last-Modified date, and the SHA-256 they must reach).
 //!
 //! An interrupted download leaves both behind, so the next attempt asks only for the rest (a
@@ -36,13 +36,12 @@ pub struct Partial {
 }
 
 impl Partial {
-    /// Opens (or creates) the part file of `spec`; None while another download holds it.
-    pub fn open(models: &ModelDir, spec: &ModelSpec) -> io::Result<Option<Partial>> {
+    /// Opens (or creates) the part file of the download of `file`; None while another download
+    /// holds it.
+    pub fn open(models: &ModelDir, file: &str) -> io::Result<Option<Partial>> {
         fs::create_dir_all(models.path())?;
-        let path = models.path().join(format!(".{}.part", spec.file_name()));
-        let meta_path = models
-            .path()
-            .join(format!(".{}.part.json", spec.file_name()));
+        let path = models.path().join(format!(".{file}.part"));
+        let meta_path = models.path().join(format!(".{file}.part.json"));
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -147,6 +146,14 @@ impl Partial {
         Ok(())
     }
 
+    /// Moves the verified part file to `target` (a package archive kept for unpacking).
+    pub fn finish_to(self, target: &std::path::Path) -> io::Result<()> {
+        self.file.sync_all()?;
+        fs::rename(&self.path, target)?;
+        let _ = fs::remove_file(&self.meta_path);
+        Ok(())
+    }
+
     /// Removes the part file unless it holds bytes worth resuming.
     pub fn discard_if_empty(self) {
         if self.is_empty() {
@@ -171,8 +178,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let models = ModelDir::new(tmp.path().join("models"));
         let spec = whisper_model("tiny").unwrap();
-        let mut partial = Partial::open(&models, spec).unwrap().unwrap();
-        assert!(Partial::open(&models, spec).unwrap().is_none(), "locked");
+        let mut partial = Partial::open(&models, &spec.file_name()).unwrap().unwrap();
+        assert!(Partial::open(&models, &spec.file_name()).unwrap().is_none(), "locked");
         let origin = Origin {
             url: "https://m.test/ggml-tiny.bin".into(),
             validator: Some("\"v1\"".into()),
@@ -183,7 +190,7 @@ mod tests {
         partial.sync().unwrap();
         drop(partial);
 
-        let mut again = Partial::open(&models, spec).unwrap().unwrap();
+        let mut again = Partial::open(&models, &spec.file_name()).unwrap().unwrap();
         assert_eq!((again.len(), again.origin()), (2, Some(&origin)));
         again.append(b"c").unwrap();
         assert_eq!(
@@ -202,7 +209,7 @@ mod tests {
         let models = ModelDir::new(tmp.path());
         let spec = whisper_model("tiny").unwrap();
         fs::write(tmp.path().join(".ggml-tiny.bin.part"), b"stray").unwrap();
-        let partial = Partial::open(&models, spec).unwrap().unwrap();
+        let partial = Partial::open(&models, &spec.file_name()).unwrap().unwrap();
         assert_eq!(partial.len(), 0);
     }
 }

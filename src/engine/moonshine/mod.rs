@@ -1,0 +1,231 @@
+//! The Moonshine engine on ONNX Runtime (through `ort`, the library opened at run time):
+//! English only, no prompt, no timestamps. Each chunk of speech the request brings (at most
+//! 30 s, cut at pauses) is decoded greedily on its own and becomes one segment with the chunk's
+//! times; the loop guard checks every chunk and cuts a loop that gets through. `catalog` pins
+//! the models' package files, `install` fetches and unpacks them, `runtime` opens ONNX Runtime, `model` decodes, `tokenizer` reads
+//! the token texts.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::models::ModelDir;
+use super::{
+    Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, ModelOffer, Segment,
+    SegmentDetail, Task, guard,
+};
+
+pub mod catalog;
+pub mod install;
+mod model;
+pub mod runtime;
+pub mod tokenizer;
+
+pub use catalog::{MOONSHINE_ENGINE, MOONSHINE_MODELS, MoonshineModel, moonshine_model};
+
+use model::Model;
+
+/// Samples per second.
+const SAMPLE_RATE: f64 = 16_000.0;
+/// Chunks shorter than this (0.1 s) hold no word; the encoder refuses much shorter input.
+const MIN_CHUNK_SAMPLES: usize = 1_600;
+
+pub struct MoonshineEngine {
+    models: ModelDir,
+    threads: usize,
+    loaded: Mutex<HashMap<&'static str, Arc<Mutex<Model>>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The folder of a model's files in `models`.
+pub fn folder(models: &ModelDir, model: &MoonshineModel) -> PathBuf {
+    models.path().join(model.spec.id)
+}
+
+/// Every file of the model, and the ONNX Runtime library, in place with their pinned sizes.
+pub fn is_installed(models: &ModelDir, model: &MoonshineModel) -> bool {
+    let folder = folder(models, model);
+    runtime::is_installed(models)
+        && model
+            .files
+            .iter()
+            .all(|file| runtime::has_size(&folder.join(file.name), file.size))
+}
+
+impl MoonshineEngine {
+    /// `threads`: inference threads per request (0 = every CPU this process may use).
+    pub fn new(models: ModelDir, threads: usize) -> MoonshineEngine {
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            threads
+        };
+        MoonshineEngine {
+            models,
+            threads,
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn load(&self, id: &str) -> Result<Arc<Mutex<Model>>, EngineError> {
+        let model = moonshine_model(id).ok_or_else(|| EngineError::UnknownModel(id.into()))?;
+        let mut loaded = lock(&self.loaded);
+        if let Some(hit) = loaded.get(model.spec.id) {
+            return Ok(hit.clone());
+        }
+        let folder = folder(&self.models, model);
+        if !is_installed(&self.models, model) {
+            return Err(EngineError::NotInstalled {
+                model: model.spec.id.into(),
+                path: folder,
+            });
+        }
+        let environment = runtime::environment(&self.models)?;
+        let entry = Arc::new(Mutex::new(Model::load(
+            environment,
+            &folder,
+            model,
+            self.threads,
+        )?));
+        tracing::info!("loaded model {} from {}", model.spec.id, folder.display());
+        loaded.insert(model.spec.id, entry.clone());
+        Ok(entry)
+    }
+
+    /// Forgets a loaded model, returning its memory (after removal of its files).
+    pub fn unload(&self, model: &str) {
+        lock(&self.loaded).remove(model);
+    }
+}
+
+/// Moonshine transcribes English alone: any other language asked for is refused.
+fn check_language(language: &LanguageChoice) -> Result<(), EngineError> {
+    let english =
+        |code: &str| code.eq_ignore_ascii_case("en") || code.eq_ignore_ascii_case("english");
+    match language {
+        LanguageChoice::Auto => Ok(()),
+        LanguageChoice::Exact(code) if english(code) => Ok(()),
+        LanguageChoice::Shortlist(codes) if codes.iter().any(|c| english(c)) => Ok(()),
+        LanguageChoice::Exact(code) => Err(EngineError::UnknownLanguage(code.clone())),
+        LanguageChoice::Shortlist(codes) => Err(EngineError::UnknownLanguage(codes.join(","))),
+    }
+}
+
+impl Engine for MoonshineEngine {
+    fn id(&self) -> &'static str {
+        MOONSHINE_ENGINE
+    }
+
+    fn models(&self) -> Vec<ModelOffer> {
+        let loaded = lock(&self.loaded);
+        MOONSHINE_MODELS
+            .iter()
+            .map(|model| ModelOffer {
+                spec: &model.spec,
+                downloaded: is_installed(&self.models, model),
+                loaded: loaded.contains_key(model.spec.id),
+            })
+            .collect()
+    }
+
+    fn transcribe(
+        &self,
+        model: &str,
+        request: &EngineRequest<'_>,
+    ) -> Result<EngineOutput, EngineError> {
+        if request.task == Task::Translate {
+            return Err(EngineError::Unsupported(format!(
+                "Engine '{MOONSHINE_ENGINE}' does not support translation"
+            )));
+        }
+        check_language(&request.language)?;
+        let loaded = self.load(model)?;
+        let mut segments = Vec::new();
+        for chunk in &request.chunks {
+            let Some(samples) = request.samples.get(chunk.clone()) else {
+                continue;
+            };
+            if samples.len() < MIN_CHUNK_SAMPLES {
+                continue;
+            }
+            let seconds = samples.len() as f64 / SAMPLE_RATE;
+            let heard = lock(&loaded).hear(
+                samples,
+                guard::max_tokens(seconds),
+                request.trimmed_to_speech,
+                &request.cancel,
+            )?;
+            let text = lock(&loaded).tokenizer.decode(&heard.tokens);
+            if text.is_empty() {
+                continue;
+            }
+            let start = chunk.start as f64 / SAMPLE_RATE;
+            let segment = Segment {
+                detail: Some(SegmentDetail {
+                    tokens: heard.tokens.iter().map(|&t| t as i32).collect(),
+                    avg_logprob: heard.avg_logprob,
+                    no_speech_prob: 0.0,
+                    temperature: 0.0,
+                    compression_ratio: super::words::compression_ratio(&text),
+                }),
+                ..Segment::new(start, start + seconds, text)
+            };
+            let mut heard_here = vec![segment];
+            if guard::trouble(&heard_here, seconds).is_some_and(|t| t.is_loop()) {
+                tracing::warn!(model, start, "moonshine looped; the loop is cut");
+                heard_here = guard::cut_loops(heard_here);
+            }
+            segments.extend(heard_here);
+        }
+        let text = guard::joined(&segments);
+        Ok(EngineOutput {
+            text,
+            language: Some("en".into()),
+            segments,
+            processing_time: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_alone_is_accepted() {
+        assert!(check_language(&LanguageChoice::Auto).is_ok());
+        assert!(check_language(&LanguageChoice::Exact("EN".into())).is_ok());
+        assert!(check_language(&LanguageChoice::Shortlist(vec!["de".into(), "en".into()])).is_ok());
+        assert!(matches!(
+            check_language(&LanguageChoice::Exact("de".into())),
+            Err(EngineError::UnknownLanguage(code)) if code == "de"
+        ));
+    }
+
+    #[test]
+    fn a_model_is_installed_only_with_every_file_and_the_runtime_at_their_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        let models = ModelDir::new(dir.path());
+        let tiny = moonshine_model("moonshine-tiny").unwrap();
+        assert!(!is_installed(&models, tiny));
+        let write = |path: PathBuf, size: u64| {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+        };
+        for file in &tiny.files {
+            write(folder(&models, tiny).join(file.name), file.size);
+        }
+        assert!(!is_installed(&models, tiny), "no runtime yet");
+        write(runtime::library_path(&models), catalog::RUNTIME.size - 1);
+        assert!(!is_installed(&models, tiny), "runtime cut short");
+        write(runtime::library_path(&models), catalog::RUNTIME.size);
+        assert!(is_installed(&models, tiny));
+        assert!(!is_installed(
+            &models,
+            moonshine_model("moonshine-base").unwrap()
+        ));
+    }
+}

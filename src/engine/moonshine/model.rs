@@ -1,0 +1,205 @@
+//! One loaded Moonshine model: the encoder and merged decoder sessions and the tokenizer, and the
+//! greedy decode of one chunk of audio with the decoder's key/value cache.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use ort::session::{Session, SessionInputValue};
+use ort::value::{DynValue, Tensor};
+
+use super::catalog::MoonshineModel;
+use super::tokenizer::{END, START, Tokenizer};
+use crate::cancel::Cancel;
+use crate::engine::EngineError;
+use crate::engine::guard;
+
+/// A loaded model.
+pub struct Model {
+    encoder: Session,
+    decoder: Session,
+    pub tokenizer: Tokenizer,
+    shape: &'static MoonshineModel,
+}
+
+/// What the decoder heard in a chunk: text tokens (no start or end) and their mean
+/// log-probability.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heard {
+    pub tokens: Vec<i64>,
+    pub avg_logprob: f64,
+    /// The decode ended by reaching its token limit or a loop, not the end token.
+    pub stopped: bool,
+}
+
+fn failed(what: &str, err: impl std::fmt::Display) -> EngineError {
+    EngineError::Failed(format!("moonshine {what}: {err}"))
+}
+
+impl Model {
+    /// Loads the model in `folder` with `threads` threads per session.
+    pub fn load(
+        environment: &ort::environment::Environment,
+        folder: &Path,
+        shape: &'static MoonshineModel,
+        threads: usize,
+    ) -> Result<Model, EngineError> {
+        let session = |file: &str| -> Result<Session, EngineError> {
+            let path = folder.join(file);
+            let load = |err: ort::Error| EngineError::Load {
+                path: path.clone(),
+                cause: err.to_string(),
+            };
+            Session::builder(environment)
+                .map_err(load)?
+                .with_intra_threads(threads.max(1))
+                .map_err(|e| load(e.into()))?
+                .with_inter_threads(1)
+                .map_err(|e| load(e.into()))?
+                .commit_from_file(&path)
+                .map_err(load)
+        };
+        let tokenizer_path = folder.join(shape.tokenizer().name);
+        let tokenizer = Tokenizer::load(&tokenizer_path).map_err(|err| EngineError::Load {
+            path: tokenizer_path,
+            cause: err.to_string(),
+        })?;
+        Ok(Model {
+            encoder: session(shape.encoder().name)?,
+            decoder: session(shape.decoder().name)?,
+            tokenizer,
+            shape,
+        })
+    }
+
+    /// Greedy decode of `samples` (16 kHz mono), at most `max_tokens` text tokens; the end token
+    /// is refused as the first token when the audio is known to hold speech (base otherwise ends
+    /// some clips at once). Stops early when the tokens end in a loop, or when `cancel` is set.
+    pub fn hear(
+        &mut self,
+        samples: &[f32],
+        max_tokens: usize,
+        speech: bool,
+        cancel: &Cancel,
+    ) -> Result<Heard, EngineError> {
+        let encoded = self.encode(samples)?;
+        let (layers, heads, head_dim) = (self.shape.layers, self.shape.heads, self.shape.head_dim);
+        let vocabulary = self.tokenizer.len();
+        let empty = || Tensor::<f32>::from_array(([1, heads, 0, head_dim], Vec::<f32>::new()));
+        let mut past: Vec<(String, DynValue)> = Vec::with_capacity(layers * 4);
+        for layer in 0..layers {
+            for part in [
+                "decoder.key",
+                "decoder.value",
+                "encoder.key",
+                "encoder.value",
+            ] {
+                let tensor = empty().map_err(|e| failed("cache", e))?;
+                past.push((format!("past_key_values.{layer}.{part}"), tensor.into_dyn()));
+            }
+        }
+        let mut tokens = Vec::new();
+        let mut logprob_sum = 0.0;
+        let mut last = START;
+        let mut stopped = true;
+        for step in 0..=max_tokens {
+            if cancel.is_cancelled() {
+                return Err(EngineError::Cancelled);
+            }
+            let ids = Tensor::<i64>::from_array(([1usize, 1], vec![last]))
+                .map_err(|e| failed("input", e))?;
+            let branch = Tensor::<bool>::from_array(([1usize], vec![step > 0]))
+                .map_err(|e| failed("input", e))?;
+            let mut inputs: Vec<(Cow<'_, str>, SessionInputValue<'_>)> = vec![
+                ("input_ids".into(), ids.into()),
+                ("encoder_hidden_states".into(), (&encoded).into()),
+                ("use_cache_branch".into(), branch.into()),
+            ];
+            inputs.extend(
+                past.iter()
+                    .map(|(name, value)| (Cow::from(name.as_str()), value.into())),
+            );
+            let mut outputs = self.decoder.run(inputs).map_err(|e| failed("decoder", e))?;
+            let (_, logits) = outputs["logits"]
+                .try_extract_tensor::<f32>()
+                .map_err(|e| failed("logits", e))?;
+            let logits = &logits[..vocabulary.min(logits.len())];
+            let blocked = (step == 0 && speech).then_some(END);
+            let (next, logprob) = pick(logits, blocked);
+            for (name, value) in past.iter_mut() {
+                // The cross-attention cache is computed once, on the first step.
+                if step > 0 && name.contains(".encoder.") {
+                    continue;
+                }
+                let present = name.replace("past_key_values", "present");
+                *value = outputs
+                    .remove(present.as_str())
+                    .ok_or_else(|| failed("decoder", format!("no output {present}")))?;
+            }
+            if next == END {
+                stopped = false;
+                break;
+            }
+            if step == max_tokens {
+                break;
+            }
+            tokens.push(next);
+            logprob_sum += logprob;
+            last = next;
+            let as_i32: Vec<i32> = tokens.iter().map(|&t| t as i32).collect();
+            if guard::ends_in_loop(&as_i32) {
+                break;
+            }
+        }
+        let avg_logprob = if tokens.is_empty() {
+            0.0
+        } else {
+            logprob_sum / tokens.len() as f64
+        };
+        Ok(Heard {
+            tokens,
+            avg_logprob,
+            stopped,
+        })
+    }
+
+    fn encode(&mut self, samples: &[f32]) -> Result<DynValue, EngineError> {
+        let input = Tensor::<f32>::from_array(([1usize, samples.len()], samples.to_vec()))
+            .map_err(|e| failed("input", e))?;
+        let mut outputs = self
+            .encoder
+            .run(vec![("input_values", SessionInputValue::from(input))])
+            .map_err(|e| failed("encoder", e))?;
+        outputs
+            .remove("last_hidden_state")
+            .ok_or_else(|| failed("encoder", "no output last_hidden_state"))
+    }
+}
+
+/// The most likely token (never `blocked`) and its log-probability.
+fn pick(logits: &[f32], blocked: Option<i64>) -> (i64, f64) {
+    let mut best = (0usize, f32::NEG_INFINITY);
+    for (id, &logit) in logits.iter().enumerate() {
+        if Some(id as i64) != blocked && logit > best.1 {
+            best = (id, logit);
+        }
+    }
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f64 = logits.iter().map(|&l| f64::from(l - max).exp()).sum();
+    let logprob = f64::from(best.1 - max) - sum.ln();
+    (best.0 as i64, logprob)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pick;
+
+    #[test]
+    fn picks_the_most_likely_token_unless_blocked() {
+        let logits = [0.0, 1.0, 3.0, 2.0];
+        let (id, logprob) = pick(&logits, None);
+        assert_eq!(id, 2);
+        let total: f64 = logits.iter().map(|&l| f64::from(l).exp()).sum();
+        assert!((logprob - (3.0 - total.ln())).abs() < 1e-9);
+        assert_eq!(pick(&logits, Some(2)).0, 3);
+    }
+}
