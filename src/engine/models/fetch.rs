@@ -115,9 +115,15 @@ pub fn download_verified(
 ) -> Result<(), DownloadError> {
     let file = spec.file_name();
     let address = format!("{}/{file}", base_url.trim().trim_end_matches('/'));
-    fetch_verified(client, &address, &file, expected, models, progress, |partial, sha256, url| {
-        partial.install(models, spec, sha256, url)
-    })
+    fetch_verified(
+        client,
+        &address,
+        &file,
+        expected,
+        models,
+        progress,
+        |partial, sha256, url| partial.install(models, spec, sha256, url),
+    )
 }
 
 /// Downloads `address` as `file` (its part file in the models folder) through `client`,

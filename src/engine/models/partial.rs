@@ -179,7 +179,10 @@ mod tests {
         let models = ModelDir::new(tmp.path().join("models"));
         let spec = whisper_model("tiny").unwrap();
         let mut partial = Partial::open(&models, &spec.file_name()).unwrap().unwrap();
-        assert!(Partial::open(&models, &spec.file_name()).unwrap().is_none(), "locked");
+        assert!(
+            Partial::open(&models, &spec.file_name()).unwrap().is_none(),
+            "locked"
+        );
         let origin = Origin {
             url: "https://m.test/ggml-tiny.bin".into(),
             validator: Some("\"v1\"".into()),

@@ -93,6 +93,8 @@ pub struct MoonshineModel {
     pub spec: ModelSpec,
     /// Encoder, decoder, tokenizer, in that order.
     pub files: [PackedFile; 3],
+    /// The ONNX Runtime library it runs on (in [`RUNTIME_FOLDER`], shared by every model).
+    pub runtime: &'static PackedFile,
     /// Decoder layers (each with self- and cross-attention keys and values).
     pub layers: usize,
     pub heads: usize,
@@ -140,6 +142,7 @@ pub static MOONSHINE_MODELS: [MoonshineModel; 2] = [
             },
             TOKENIZER,
         ],
+        runtime: &RUNTIME,
         layers: 6,
         heads: 8,
         head_dim: 36,
@@ -170,6 +173,7 @@ pub static MOONSHINE_MODELS: [MoonshineModel; 2] = [
             },
             TOKENIZER,
         ],
+        runtime: &RUNTIME,
         layers: 8,
         heads: 8,
         head_dim: 52,

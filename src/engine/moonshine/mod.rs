@@ -48,7 +48,7 @@ pub fn folder(models: &ModelDir, model: &MoonshineModel) -> PathBuf {
 /// Every file of the model, and the ONNX Runtime library, in place with their pinned sizes.
 pub fn is_installed(models: &ModelDir, model: &MoonshineModel) -> bool {
     let folder = folder(models, model);
-    runtime::is_installed(models)
+    runtime::has_size(&runtime::library_path(models), model.runtime.size)
         && model
             .files
             .iter()
