@@ -111,9 +111,11 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
         && store.pref_text(&preferences::SELECTED_MODEL)?.is_empty()
     {
         use crate::store::PrefValue;
+        let engine = crate::engine::catalog::find_model(model)
+            .map_or(crate::engine::sim::ENGINE_ID, |spec| spec.engine);
         store.set_pref(
             &preferences::SELECTED_ENGINE,
-            &PrefValue::Text(crate::engine::sim::ENGINE_ID.into()),
+            &PrefValue::Text(engine.into()),
         )?;
         store.set_pref(
             &preferences::SELECTED_MODEL,
@@ -133,9 +135,17 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
     let inserter = Arc::new(SimInserter::new(
         config.data_dir.root().join(SIM_INSERTIONS_FILE),
     ));
-    let engine = crate::engine::sim::SimEngine::new(Arc::new(sim));
+    let sim = Arc::new(sim);
+    let engines: Vec<Arc<dyn Engine>> = vec![
+        Arc::new(crate::engine::sim::SimEngine::new(sim.clone())),
+        #[cfg(feature = "moonshine")]
+        Arc::new(crate::engine::sim::SimEngine::standing_in_for(
+            sim,
+            crate::engine::moonshine::MOONSHINE_ENGINE,
+        )),
+    ];
     Ok(Parts {
-        engines: vec![Arc::new(engine)],
+        engines,
         devices,
         app_context,
         inserter: InserterChoice::Fixed(inserter),

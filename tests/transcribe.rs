@@ -296,7 +296,9 @@ async fn status_and_models_follow_the_selection_and_the_installed_weights() {
     assert_eq!(
         tiny,
         &json!({"id": "tiny.en", "engine": "whisper", "name": "Whisper Tiny (English)", "size_description": "75 MB",
-                "language_count": 1, "status": "ready", "selected": true, "downloaded": true, "loaded": false})
+                "language_count": 1, "status": "ready", "selected": true, "downloaded": true, "loaded": false,
+                "capabilities": {"languages": ["en"], "translate": false, "prompt": true,
+                                 "word_timestamps": true, "live": true}})
     );
     let base = models.iter().find(|m| m["id"] == "base").unwrap();
     assert_eq!(

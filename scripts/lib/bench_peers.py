@@ -122,15 +122,17 @@ def long_file(clips, minutes, pause, target):
 class VerbatimClient:
     """Raw WAV uploads to POST /v1/transcribe of the server named by a discovery file."""
 
-    def __init__(self, discovery, language, model):
+    def __init__(self, discovery, language, model, override=False):
         info = json.loads(Path(discovery).read_text(encoding="utf-8"))
         self.port, self.token = info["port"], info["token"]
-        self.language, self.model = language, model
+        self.language, self.model, self.override = language, model, override
 
     def transcribe(self, clip):
         body = clip.path.read_bytes()
         headers = {"Content-Type": "audio/wav", "X-Language": self.language,
                    "Authorization": f"Bearer {self.token}"}
+        if self.override:
+            headers["X-Model"] = self.model
         start = time.perf_counter()
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
         try:
@@ -240,23 +242,30 @@ RATIO_KEYS = ("median_s_per_clip", "p90_s_per_clip", "median_round_total_s")
 def print_report(report, sets, quiet, show_texts):
     print(f"\nSpeech: {report['language']}, {report['rounds']} rounds, model {report['model']}, "
           f"threads: {report['threads']}")
-    print(f"{'set':<10}{'engine':<16}{'clips':>6}{'audio s':>8}{'median s':>10}{'p90 s':>8}"
+    print(f"{'set':<10}{'engine':<26}{'clips':>6}{'audio s':>8}{'median s':>10}{'p90 s':>8}"
           f"{'max s':>8}{'s/round':>9}{'WER %':>7}  errors/words")
     for name, clips in sets.items():
         s = report["speech"][name]
         audio = sum(clip.seconds for clip in clips)
-        for engine in (VERBATIM, FASTER_WHISPER):
+        for engine in report["engines"]:
             row = s[engine]
-            print(f"{name:<10}{engine:<16}{len(clips):>6}{audio:>8.1f}"
+            print(f"{name:<10}{engine:<26}{len(clips):>6}{audio:>8.1f}"
                   f"{row['median_s_per_clip']:>10.3f}{row['p90_s_per_clip']:>8.3f}"
                   f"{row['max_s_per_clip']:>8.3f}{row['median_round_total_s']:>9.2f}"
                   f"{row['wer_percent']:>7.1f}  {row['word_errors']}/{row['reference_words']}")
         r = s["ratios_verbatim_over_faster_whisper"]
         v, f = s[VERBATIM], s[FASTER_WHISPER]
-        print(f"{name:<10}{'ratio V/FW':<16}{'':>6}{'':>8}{r['median_s_per_clip']:>10.2f}"
+        print(f"{name:<10}{'ratio V/FW':<26}{'':>6}{'':>8}{r['median_s_per_clip']:>10.2f}"
               f"{r['p90_s_per_clip']:>8.2f}{'':>8}{r['median_round_total_s']:>9.2f}"
               f"{v['wer_percent'] - f['wer_percent']:>+7.1f}  (WER: difference in points)")
-        for engine in (VERBATIM, FASTER_WHISPER):
+        for engine, r in s["ratios_over_faster_whisper"].items():
+            if engine == VERBATIM:
+                continue
+            e = s[engine]
+            print(f"{name:<10}{'ratio ' + engine.split()[-1] + '/FW':<26}{'':>6}{'':>8}"
+                  f"{r['median_s_per_clip']:>10.2f}{r['p90_s_per_clip']:>8.2f}{'':>8}"
+                  f"{r['median_round_total_s']:>9.2f}{e['wer_percent'] - f['wer_percent']:>+7.1f}")
+        for engine in report["engines"]:
             if s[engine]["clips_whose_text_changed_between_rounds"]:
                 print(f"note: {engine} texts changed between rounds for "
                       f"{', '.join(s[engine]['clips_whose_text_changed_between_rounds'])}")
@@ -264,9 +273,9 @@ def print_report(report, sets, quiet, show_texts):
             print(f"\nPer clip of {name} (first round): errors, text")
             for clip in clips:
                 print(f"  {clip.id}: {clip.text}")
-                for engine in (VERBATIM, FASTER_WHISPER):
+                for engine in report["engines"]:
                     c = s[engine]["clips"][clip.id]
-                    print(f"    {engine:<15}{c['word_errors']:>2}  {c['text']}")
+                    print(f"    {engine:<25}{c['word_errors']:>2}  {c['text']}")
     if quiet:
         q = report["quiet"]
         print(f"\nSilence and noise (median s per clip over {report['rounds']} rounds; "
@@ -310,6 +319,8 @@ def parse_args(argv):
     p.add_argument("--ct2", type=Path, required=True, help="CTranslate2 model folder")
     p.add_argument("--discovery", type=Path, required=True, help="the server's api-discovery.json")
     p.add_argument("--model", required=True)
+    p.add_argument("--also", default="",
+                   help="more Verbatim models to time on the same clips, comma-separated")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--language", default="en")
@@ -340,8 +351,8 @@ def run_long(args, engines, model, clips):
     target = args.work / "verbatim-bench-long.wav"
     text, seconds = long_file(clips, args.long_minutes, args.long_pause, target)
     long_clip = Clip("long", target, "speech", text, seconds, "long")
-    paths = {
-        VERBATIM: engines[VERBATIM],
+    paths = {name: engine for name, engine in engines.items() if name != FASTER_WHISPER}
+    paths |= {
         f"{FASTER_WHISPER} plain": engines[FASTER_WHISPER],
         f"{FASTER_WHISPER} vad_filter=True": FasterWhisper(None, args.threads, args.language,
                                                           True, model=model),
@@ -371,11 +382,12 @@ def main(argv):
     sets = {name: [c for c in speech + extra if c.set == name] for name in SETS}
     sets = {name: clips for name, clips in sets.items() if clips}
     log(f"loading faster-whisper on {args.ct2}")
-    engines = {
-        VERBATIM: VerbatimClient(args.discovery, args.language, args.model),
-        FASTER_WHISPER: FasterWhisper(args.ct2, args.threads, args.language,
-                                      args.faster_whisper_vad),
-    }
+    engines = {VERBATIM: VerbatimClient(args.discovery, args.language, args.model)}
+    for model in filter(None, args.also.split(",")):
+        engines[f"{VERBATIM} {model}"] = VerbatimClient(args.discovery, args.language, model,
+                                                        override=True)
+    engines[FASTER_WHISPER] = FasterWhisper(args.ct2, args.threads, args.language,
+                                            args.faster_whisper_vad)
     log("warming up both engines (not timed)")
     for engine in engines.values():
         engine.transcribe(speech[0])
@@ -385,7 +397,8 @@ def main(argv):
         f"{args.rounds} rounds")
     results = run_rounds(engines, everything + quiet, args.rounds, log)
     report = {
-        "model": args.model, "language": args.language, "rounds": args.rounds,
+        "model": args.model, "engines": list(engines), "language": args.language,
+        "rounds": args.rounds,
         "threads": args.threads, "faster_whisper_vad": args.faster_whisper_vad,
         "versions": {"verbatim": args.verbatim_version,
                      "faster_whisper": metadata.version("faster-whisper"),
@@ -399,6 +412,9 @@ def main(argv):
                for engine in engines}
         row["ratios_verbatim_over_faster_whisper"] = {
             key: row[VERBATIM][key] / row[FASTER_WHISPER][key] for key in RATIO_KEYS}
+        row["ratios_over_faster_whisper"] = {
+            engine: {key: row[engine][key] / row[FASTER_WHISPER][key] for key in RATIO_KEYS}
+            for engine in engines if engine != FASTER_WHISPER}
         report["speech"][name] = row
     # The long file takes every real recording, whatever its length.
     if args.long_from == "real":

@@ -1,5 +1,6 @@
 //! The selected model: chosen, installed (file and manifest agree) and loadable (a whisper.cpp
-//! ggml file whose header makes sense), without loading it.
+//! ggml file whose header makes sense; for Moonshine, every file at its pinned size and the
+//! ONNX Runtime library with its pinned SHA-256), without loading it.
 
 use std::io::Read;
 use std::path::Path;
@@ -16,6 +17,10 @@ pub fn model(models: &ModelDir, engine: &str, model: &str) -> Check {
         |id: &str| format!("verbatim models download {id} && verbatim models select {id}");
     if model.is_empty() {
         return Check::fail(NAME, "no model is selected", install("tiny.en"));
+    }
+    #[cfg(feature = "moonshine")]
+    if engine == crate::engine::moonshine::MOONSHINE_ENGINE {
+        return moonshine(models, model);
     }
     if !engine.is_empty() && engine != "whisper" {
         return Check::fail(
@@ -68,6 +73,63 @@ pub fn model(models: &ModelDir, engine: &str, model: &str) -> Check {
             NAME,
             format!("{} cannot be loaded: {problem}", path.display()),
             format!("verbatim models remove {model} && verbatim models download {model}"),
+        ),
+    }
+}
+
+/// A Moonshine model: its files at their pinned sizes, and the ONNX Runtime library it opens
+/// (its SHA-256 checked: a damaged library would crash the server when loaded).
+#[cfg(feature = "moonshine")]
+fn moonshine(models: &ModelDir, model: &str) -> Check {
+    use crate::engine::moonshine::{self, catalog::RUNTIME, moonshine_model, runtime};
+    let reinstall = format!("verbatim models remove {model} && verbatim models download {model}");
+    let Some(spec) = moonshine_model(model) else {
+        return Check::fail(
+            NAME,
+            format!("the selected model '{model}' is not in the catalog"),
+            "verbatim models select moonshine-tiny",
+        );
+    };
+    let folder = moonshine::folder(models, spec);
+    if let Some(file) = spec
+        .files
+        .iter()
+        .find(|f| !runtime::has_size(&folder.join(f.name), f.size))
+    {
+        return Check::fail(
+            NAME,
+            format!(
+                "{model} is selected but {} is missing or incomplete",
+                folder.join(file.name).display()
+            ),
+            format!("verbatim models download {model}"),
+        );
+    }
+    let library = runtime::library_path(models);
+    match crate::engine::models::sha256_file(&library) {
+        Ok(sha256) if sha256 == RUNTIME.sha256 => Check::ok(
+            NAME,
+            format!(
+                "{model} in {}, ONNX Runtime at {} (checksum verified)",
+                folder.display(),
+                library.display()
+            ),
+        ),
+        Ok(_) => Check::fail(
+            NAME,
+            format!("{} does not match its pinned SHA-256", library.display()),
+            format!(
+                "rm -r {} && verbatim models download {model}",
+                library.parent().unwrap_or(&library).display()
+            ),
+        ),
+        Err(err) => Check::fail(
+            NAME,
+            format!(
+                "the ONNX Runtime library {} cannot be read: {err}",
+                library.display()
+            ),
+            reinstall,
         ),
     }
 }
@@ -134,5 +196,39 @@ mod tests {
         header[40..44].copy_from_slice(&7u32.to_le_bytes());
         std::fs::write(&path, &header).unwrap();
         assert!(ggml_header(&path).is_err());
+    }
+
+    #[cfg(feature = "moonshine")]
+    #[test]
+    fn a_moonshine_model_needs_its_files_and_an_intact_runtime_library() {
+        use crate::engine::moonshine::{catalog::RUNTIME, folder, moonshine_model, runtime};
+        let tmp = tempfile::tempdir().unwrap();
+        let models = ModelDir::new(tmp.path());
+        let missing = model(&models, "moonshine", "moonshine-tiny");
+        assert_eq!(missing.status, Status::Fail);
+        assert_eq!(
+            missing.fix.unwrap(),
+            "verbatim models download moonshine-tiny"
+        );
+        let tiny = moonshine_model("moonshine-tiny").unwrap();
+        for file in &tiny.files {
+            let path = folder(&models, tiny).join(file.name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::File::create(path)
+                .unwrap()
+                .set_len(file.size)
+                .unwrap();
+        }
+        let library = runtime::library_path(&models);
+        std::fs::create_dir_all(library.parent().unwrap()).unwrap();
+        std::fs::File::create(&library)
+            .unwrap()
+            .set_len(RUNTIME.size)
+            .unwrap();
+        let damaged = model(&models, "moonshine", "moonshine-tiny");
+        assert_eq!(damaged.status, Status::Fail, "{damaged:?}");
+        assert!(damaged.detail.contains("pinned SHA-256"), "{damaged:?}");
+        let unknown = model(&models, "moonshine", "moonshine-huge");
+        assert_eq!(unknown.status, Status::Fail);
     }
 }

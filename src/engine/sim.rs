@@ -1,4 +1,5 @@
-//! The replay engine of sim mode: the whisper catalog with model states from the scenario,
+//! The replay engine of sim mode, one per engine of the build (whisper, moonshine) with that
+//! engine's id and catalog, model states from the scenario,
 //! transcription replayed from the recorded corpus (verbatim-sim), the scenario's latency
 //! (cut short when the request is cancelled) and injected failures, and paced simulated
 //! downloads. Recordings hold no word times: words asked for are spread over their segment in
@@ -12,28 +13,41 @@ use std::time::Duration;
 use verbatim_sim::{ModelState, Simulation};
 
 use super::models::ModelDir;
-use super::models::catalog::WHISPER_MODELS;
 use super::words::spread;
 use super::{
     Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, ModelSpec, Segment, Task,
 };
 use crate::cancel::Cancel;
 
-/// Sim mode answers as the whisper engine, so clients see the same ids as in production.
+/// The engine sim mode answers as when a scenario names none, so clients see the same ids as
+/// in production.
 pub const ENGINE_ID: &str = "whisper";
 
 pub struct SimEngine {
     sim: Arc<Simulation>,
+    /// The engine it stands in for, whose catalog it offers.
+    engine: &'static str,
     /// Models downloaded during this run (on top of the scenario's `present` ones).
     downloaded: Mutex<BTreeMap<&'static str, bool>>,
 }
 
 impl SimEngine {
+    /// The replay engine standing in for whisper.
     pub fn new(sim: Arc<Simulation>) -> SimEngine {
+        SimEngine::standing_in_for(sim, ENGINE_ID)
+    }
+
+    /// The replay engine standing in for `engine` (its id and its models).
+    pub fn standing_in_for(sim: Arc<Simulation>, engine: &'static str) -> SimEngine {
         SimEngine {
             sim,
+            engine,
             downloaded: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    fn catalog(&self) -> impl Iterator<Item = &'static ModelSpec> + '_ {
+        super::catalog::all_models().filter(|spec| spec.engine == self.engine)
     }
 
     fn state(&self, model: &str) -> ModelState {
@@ -84,12 +98,11 @@ fn replayed(segment: verbatim_sim::Segment, words: bool) -> Segment {
 
 impl Engine for SimEngine {
     fn id(&self) -> &'static str {
-        ENGINE_ID
+        self.engine
     }
 
     fn models(&self) -> Vec<ModelOffer> {
-        WHISPER_MODELS
-            .iter()
+        self.catalog()
             .map(|spec| ModelOffer {
                 spec,
                 downloaded: self.is_downloaded(spec),
@@ -99,7 +112,7 @@ impl Engine for SimEngine {
     }
 
     fn offer(&self, model: &str) -> Option<ModelOffer> {
-        let spec = super::models::catalog::whisper_model(model)?;
+        let spec = self.catalog().find(|spec| spec.id == model)?;
         Some(ModelOffer {
             spec,
             downloaded: self.is_downloaded(spec),

@@ -9,7 +9,7 @@ use verbatim_sim::{Corpus, RecordedClip, Recording};
 use super::super::progress::{count_bar, note};
 use super::super::{CliError, Globals};
 use crate::engine::Engine;
-use crate::engine::models::catalog::whisper_model;
+use crate::engine::catalog::find_model;
 use crate::transcribe::{Audio, Job, Origin, Transcriber, TranscriberParts, Transcript};
 use crate::wire::transcription::{ResponseFormat, TranscribeOptions};
 
@@ -45,9 +45,9 @@ pub fn run(globals: &Globals, command: CorpusCommand) -> Result<(), CliError> {
 /// The real engine's output for every clip of `corpus` with `model`, through the same
 /// transcription path as the server's (with an empty dictionary and no post-processing).
 pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recording, CliError> {
-    let engine = whisper_engine(globals)?;
     let spec =
-        whisper_model(model).ok_or_else(|| CliError::Local(format!("Unknown model '{model}'")))?;
+        find_model(model).ok_or_else(|| CliError::Local(format!("Unknown model '{model}'")))?;
+    let engine = real_engine(globals, spec.engine)?;
     let mut recording = Recording::new(engine.id(), spec.id);
     // A settings store of its own: nothing of the user's dictionary touches the recording.
     let settings = tempfile::tempdir().map_err(CliError::local)?;
@@ -126,17 +126,21 @@ fn data_dir(globals: &Globals) -> Result<crate::discovery::DataDir, CliError> {
     crate::discovery::DataDir::resolve(globals.dev).map_err(CliError::local)
 }
 
-#[cfg(feature = "whisper")]
-fn whisper_engine(globals: &Globals) -> Result<Arc<dyn Engine>, CliError> {
-    Ok(Arc::new(crate::engine::whisper::WhisperEngine::new(
-        crate::app::model_dir(&data_dir(globals)?),
-        0,
-    )))
-}
-
-#[cfg(not(feature = "whisper"))]
-fn whisper_engine(_: &Globals) -> Result<Arc<dyn Engine>, CliError> {
-    Err(CliError::local(crate::engine::EngineError::NotInBuild(
-        "whisper",
-    )))
+/// The real engine `id` of this build, on the data folder's models.
+fn real_engine(globals: &Globals, id: &'static str) -> Result<Arc<dyn Engine>, CliError> {
+    let models = crate::app::model_dir(&data_dir(globals)?);
+    match id {
+        #[cfg(feature = "whisper")]
+        "whisper" => Ok(Arc::new(crate::engine::whisper::WhisperEngine::new(
+            models, 0,
+        ))),
+        #[cfg(feature = "moonshine")]
+        "moonshine" => Ok(Arc::new(crate::engine::moonshine::MoonshineEngine::new(
+            models, 0,
+        ))),
+        _ => {
+            let _ = models;
+            Err(CliError::local(crate::engine::EngineError::NotInBuild(id)))
+        }
+    }
 }

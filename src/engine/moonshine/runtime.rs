@@ -25,7 +25,7 @@ pub fn is_installed(models: &ModelDir) -> bool {
     has_size(&library_path(models), RUNTIME.size)
 }
 
-pub(super) fn has_size(path: &Path, size: u64) -> bool {
+pub fn has_size(path: &Path, size: u64) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == size)
 }
 
