@@ -1,5 +1,6 @@
 //! The recorded corpus against the live engine: when whisper's output for a clip no longer
-//! matches `corpus/recordings/<model>.json` (tiny.en; base where installed), sim mode would
+//! matches `corpus/recordings/<model>.json` (tiny.en; base and moonshine-tiny where installed),
+//! sim mode would
 //! replay stale answers. Clips go through the transcription path the recorder uses (voice
 //! activity detection, the engine, no post-processing).
 #![cfg(feature = "whisper")]
@@ -35,13 +36,13 @@ const CLIPS: &[&str] = &[
 
 /// A transcriber over `engine` with a store of its own, as `verbatim corpus record` builds it.
 fn corpus_transcriber(
-    engine: Arc<dyn Engine>,
+    engines: Vec<Arc<dyn Engine>>,
     models: &ModelDir,
 ) -> (tempfile::TempDir, Arc<Transcriber>) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("corpus.sqlite3")).unwrap();
     let transcriber = Transcriber::new(TranscriberParts {
-        engines: vec![engine],
+        engines,
         store: Arc::new(store),
         models: models.clone(),
         slots: 1,
@@ -57,15 +58,25 @@ fn the_live_engine_still_says_what_was_recorded() {
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let corpus = Corpus::load(&root.join("corpus")).unwrap();
-    let engine: Arc<dyn Engine> = Arc::new(WhisperEngine::new(models.clone(), 0));
-    let (_store, transcriber) = corpus_transcriber(engine, &models);
+    let engines: Vec<Arc<dyn Engine>> = vec![
+        Arc::new(WhisperEngine::new(models.clone(), 0)),
+        #[cfg(feature = "moonshine")]
+        Arc::new(verbatim::engine::moonshine::MoonshineEngine::new(
+            models.clone(),
+            0,
+        )),
+    ];
+    let (_store, transcriber) = corpus_transcriber(engines, &models);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    for model in ["tiny.en", "base"] {
+    for model in ["tiny.en", "base", "moonshine-tiny"] {
+        let Some(spec) = verbatim::engine::catalog::find_model(model) else {
+            continue;
+        };
         let recorded = root.join(format!("corpus/recordings/{model}.json"));
-        let installed = models.path().join(format!("ggml-{model}.bin")).is_file();
+        let installed = verbatim::engine::catalog::is_installed(&models, spec);
         if model != "tiny.en" && !(installed && recorded.is_file()) {
             eprintln!("{model}: not installed or not recorded; its recording is not checked");
             continue;
@@ -77,7 +88,7 @@ fn the_live_engine_still_says_what_was_recorded() {
             "every clip has a {model} recording"
         );
         let options = TranscribeOptions {
-            engine: Some("whisper".into()),
+            engine: Some(spec.engine.into()),
             model: Some(model.into()),
             response_format: ResponseFormat::VerboseJson,
             normalize_numbers: Some(false),

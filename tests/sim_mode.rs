@@ -300,3 +300,62 @@ fn unknown_language_codes_are_refused_in_sim_mode_as_in_real_mode() {
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("Unknown language code 'xx'"), "{text}");
 }
+
+#[cfg(feature = "moonshine")]
+#[test]
+fn a_scenario_on_moonshine_answers_as_the_moonshine_engine_with_its_recordings() {
+    let home = tempfile::tempdir().unwrap();
+    let scenario = home.path().join("moonshine.toml");
+    std::fs::write(
+        &scenario,
+        "[engine]\nselected_model = \"moonshine-tiny\"\n\n[models]\n\"moonshine-tiny\" = \"present\"\n",
+    )
+    .unwrap();
+    let server = sim(home.path(), Some(&scenario), &[]);
+    let (_, status) = ask(&server, "GET", "/v1/status", None, None);
+    assert_eq!(
+        (&status["status"], &status["engine"], &status["model"]),
+        (
+            &json!("ready"),
+            &json!("moonshine"),
+            &json!("moonshine-tiny")
+        )
+    );
+    assert_eq!(status["supports_translation"], false);
+    let (_, models) = ask(&server, "GET", "/v1/models", None, None);
+    let engine_of = |id: &str| {
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .map(|m| (m["engine"].clone(), m["status"].clone()))
+    };
+    assert_eq!(
+        engine_of("moonshine-tiny"),
+        Some((json!("moonshine"), json!("ready")))
+    );
+    assert_eq!(
+        engine_of("moonshine-base"),
+        Some((json!("moonshine"), json!("not_configured")))
+    );
+    assert_eq!(engine_of("tiny.en").unwrap().0, "whisper");
+
+    let (code, result) = local_file(&server, json!({"path": corpus_clip("real-beckett")}));
+    assert_eq!(code, 200, "{result}");
+    assert_eq!(result["engine"], "moonshine");
+    assert_eq!(
+        result["text"].as_str(),
+        Some(recorded_text_of("moonshine-tiny", "real-beckett").as_str())
+    );
+    // What Moonshine cannot do is refused in sim mode as in real mode.
+    let (code, refused) = local_file(
+        &server,
+        json!({"path": corpus_clip("real-beckett"), "prompt": "Beckett"}),
+    );
+    assert_eq!(code, 400, "{refused}");
+    assert_eq!(
+        refused["error"]["message"],
+        "Engine 'moonshine' does not support a prompt"
+    );
+}

@@ -8,6 +8,8 @@ documented on `normalize_numbers`; see that function for the full list. Running 
 the port against the cases of the Rust unit tests (`python3 scripts/lib/spoken_numbers.py`).
 """
 
+import re
+
 import unicodedata
 
 # Token kinds of one word, as in src/transcribe/numbers/tokens.rs.
@@ -300,11 +302,16 @@ def normalize_numbers(text):
     return "".join(out)
 
 
+TITLES = {"mr": "mister", "mrs": "missus", "dr": "doctor"}
+
+
 def comparable_words(text):
-    """Numbers normalised, then lower-case words with everything but letters and digits removed."""
-    words = ("".join(c for c in w if c.isalnum()).lower()
-             for w in normalize_numbers(text).split())
-    return [w for w in words if w]
+    """Numbers normalised, then lower-case words with everything but letters and digits removed,
+    hyphenated words as their parts and short titles spelt out (as OpenAI's English text
+    normaliser does): `Mr. ill-disposed` compares as `mister ill disposed`."""
+    spaced = re.sub("[-\u2010\u2013\u2014]", " ", normalize_numbers(text))
+    words = ("".join(c for c in w if c.isalnum()).lower() for w in spaced.split())
+    return [TITLES.get(w, w) for w in words if w]
 
 
 def word_errors(reference, hypothesis):

@@ -1,18 +1,30 @@
 //! Word error rate of a transcript against the text that was spoken (the corpus's references):
-//! words compared lower-case with punctuation dropped, errors counted as the fewest
-//! substitutions, insertions and deletions (Levenshtein distance over words).
+//! words compared lower-case with punctuation dropped, hyphenated words as their parts and
+//! spoken titles spelt out (as OpenAI's English text normaliser does), errors counted as the
+//! fewest substitutions, insertions and deletions (Levenshtein distance over words).
 
-/// The words of `text` as compared: lower-case letters and digits, punctuation dropped.
+/// Titles written short, and how they are said.
+const TITLES: &[(&str, &str)] = &[("mr", "mister"), ("mrs", "missus"), ("dr", "doctor")];
+
+/// The words of `text` as compared: lower-case letters and digits, punctuation dropped,
+/// `ill-disposed` as `ill disposed`, `Mr.` as `mister`.
 fn words(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric())
-                .flat_map(char::to_lowercase)
-                .collect::<String>()
-        })
-        .filter(|w| !w.is_empty())
-        .collect()
+    text.split(|c: char| {
+        c.is_whitespace() || matches!(c, '-' | '\u{2010}' | '\u{2013}' | '\u{2014}')
+    })
+    .map(|w| {
+        let word: String = w
+            .chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect();
+        match TITLES.iter().find(|(short, _)| *short == word) {
+            Some((_, said)) => said.to_string(),
+            None => word,
+        }
+    })
+    .filter(|w| !w.is_empty())
+    .collect()
 }
 
 /// Word errors of `hypothesis` against `reference`, and the number of reference words.
@@ -51,5 +63,10 @@ mod tests {
         assert_eq!(word_errors("the red one", "red one"), (1, 3));
         assert_eq!(word_errors("", ""), (0, 0));
         assert_eq!(word_error_rate("a b c d", ""), 1.0);
+        assert_eq!(
+            word_errors("an ill disposed young man", "an ill-disposed young man"),
+            (0, 5)
+        );
+        assert_eq!(word_errors("and mister john", "And Mr. John"), (0, 3));
     }
 }

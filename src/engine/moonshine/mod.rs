@@ -95,9 +95,17 @@ impl MoonshineEngine {
         Ok(entry)
     }
 
-    /// Forgets a loaded model, returning its memory (after removal of its files).
+    /// Forgets a loaded model and gives its memory back to the system (ONNX Runtime itself
+    /// stays loaded).
     pub fn unload(&self, model: &str) {
-        lock(&self.loaded).remove(model);
+        let unloaded = lock(&self.loaded).remove(model);
+        drop(unloaded);
+        // glibc keeps freed heap for reuse; the sessions' weights and buffers are large.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only releases free memory of the allocator; it has no inputs.
+        unsafe {
+            libc::malloc_trim(0);
+        }
     }
 }
 

@@ -51,6 +51,17 @@ impl Model {
             };
             Session::builder(environment)
                 .map_err(load)?
+                // Without the arena, memory a long chunk took goes back after the request.
+                .with_execution_providers([ort::ep::CPU::default()
+                    .with_arena_allocator(false)
+                    .build()])
+                .map_err(|e| load(e.into()))?
+                .with_memory_pattern(false)
+                .map_err(|e| load(e.into()))?
+                // Lets constant folding dequantize int8 initializers once at load: the tied
+                // token embedding was otherwise dequantized again at every decoder step.
+                .with_config_entry("session.disable_quant_qdq", "1")
+                .map_err(|e| load(e.into()))?
                 .with_intra_threads(threads.max(1))
                 .map_err(|e| load(e.into()))?
                 .with_inter_threads(1)
