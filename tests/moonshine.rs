@@ -107,6 +107,24 @@ async fn real_recordings_are_heard_right_with_the_times_of_their_speech() {
         "{text}"
     );
 
+    // Streamed: one `segment` event per chunk of speech as it is heard, then `done`.
+    let req = request("POST", "/v1/transcribe/local-file")
+        .header("content-type", "application/json")
+        .body(Body::from(
+            json!({"path": corpus("real-two-cities"), "stream": true}).to_string(),
+        ))
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(app.router(), req).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let events = String::from_utf8(body.to_vec()).unwrap();
+    assert!(events.matches("event: segment").count() >= 2, "{events}");
+    assert!(events.contains("It was the best of times"), "{events}");
+    assert!(events.contains("event: done"), "{events}");
+
     // Silence gives no text.
     let (status, answer) = transcribe(&app, json!({"path": corpus("silence-3s")})).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
@@ -190,7 +208,11 @@ async fn the_models_list_shows_every_engine_with_its_capabilities() {
         json!({"languages": ["en"], "translate": false, "prompt": false,
                "word_timestamps": false, "live": true})
     );
-    assert_eq!(find("moonshine-base")["downloaded"], false);
+    let base_installed = verbatim::engine::catalog::is_installed(
+        &app.app.models,
+        verbatim::engine::catalog::find_model("moonshine-base").unwrap(),
+    );
+    assert_eq!(find("moonshine-base")["downloaded"], base_installed);
     let whisper_en = find("tiny.en");
     assert_eq!(whisper_en["engine"], "whisper");
     assert_eq!(whisper_en["capabilities"]["translate"], false);

@@ -9,6 +9,7 @@ use crate::conformance::expect::{Kind, fields};
 use crate::conformance::{Check, Ctx, Needs, Step};
 
 const MODELS: &str = "Status and models";
+const THIRD_WAVE: &str = "Additions (third wave)";
 
 fn models(cx: &mut Ctx) -> Step<(Exchange, Vec<Value>)> {
     let (ex, json) = cx.get_json("/v1/models")?;
@@ -51,6 +52,43 @@ pub fn checks() -> Vec<Check> {
                             ("downloaded?", Bool),
                             ("loaded?", Bool),
                         ],
+                    )?;
+                }
+                Ok(())
+            },
+        ),
+        Check::new(
+            "models.capabilities",
+            (
+                THIRD_WAVE,
+                "`capabilities` object: `{languages: [codes], translate, prompt, word_timestamps, live}`",
+            ),
+            Needs::ACCESS,
+            |cx| {
+                let (ex, list) = models(cx)?;
+                use Kind::*;
+                // Additive: servers from before the third wave have none.
+                for capabilities in list.iter().filter_map(|m| m.get("capabilities")) {
+                    fields(
+                        &ex,
+                        capabilities,
+                        "capabilities",
+                        &[
+                            ("languages", Arr),
+                            ("translate", Bool),
+                            ("prompt", Bool),
+                            ("word_timestamps", Bool),
+                            ("live", Bool),
+                        ],
+                    )?;
+                    let languages = capabilities["languages"].as_array();
+                    ex.ensure(
+                        languages.is_some_and(|l| {
+                            !l.is_empty()
+                                && l.iter().all(|c| c.as_str().is_some_and(|c| !c.is_empty()))
+                        }),
+                        "languages: a non-empty list of language codes",
+                        capabilities,
                     )?;
                 }
                 Ok(())
