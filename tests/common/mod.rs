@@ -84,14 +84,15 @@ impl TestApp {
         TestApp { dir, app }
     }
 
-    /// Selects a whisper model as `verbatim models select` does.
+    /// Selects a model and its engine as `verbatim models select` does.
     pub fn select(&self, model: &str) {
         use verbatim::store::{PrefValue, preferences};
+        let engine = verbatim::engine::catalog::find_model(model).map_or("whisper", |m| m.engine);
         let store = &self.app.store;
         store
             .set_pref(
                 &preferences::SELECTED_ENGINE,
-                &PrefValue::Text("whisper".into()),
+                &PrefValue::Text(engine.into()),
             )
             .unwrap();
         store
