@@ -64,7 +64,7 @@ fn measure(model: &str) {
     let samples = decode::decode_file(std::path::Path::new(&clip), None)
         .expect("the clip")
         .samples;
-    let chunks = vad::plan_chunks(&vad::frame_scores(&samples), samples.len());
+    let chunks = vad::chunks_to_hear(&samples, true);
     let before = resident_mib();
     let loaded = Loaded::for_model(models, model);
     let request = EngineRequest {

@@ -136,11 +136,7 @@ fn names(text: &str) -> Option<String> {
 fn hear(contender: &Contender, model: &str, sample: &Sample, names: bool) -> (String, f64) {
     let samples = &sample.samples;
     let started = Instant::now();
-    let chunks = if contender.vad {
-        vad::plan_chunks(&vad::frame_scores(samples), samples.len())
-    } else {
-        std::iter::once(0..samples.len()).collect()
-    };
+    let chunks = vad::chunks_to_hear(samples, contender.vad);
     let request = EngineRequest {
         samples,
         chunks,

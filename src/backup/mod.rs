@@ -360,6 +360,9 @@ mod tests {
             .set_pref(&preferences::MODEL_DOWNLOAD_BASE_URL, &mirror)
             .unwrap();
         store
+            .set_pref(&preferences::PACKAGE_DOWNLOAD_BASE_URL, &mirror)
+            .unwrap();
+        store
             .set_pref(
                 &preferences::DICTATION_INSERTION,
                 &PrefValue::Text("type".into()),
@@ -367,14 +370,22 @@ mod tests {
             .unwrap();
         let exported = export(&store).unwrap().to_json().to_string();
         assert!(!exported.contains("modelDownloadBaseUrl"), "{exported}");
+        assert!(!exported.contains("packageDownloadBaseUrl"), "{exported}");
         assert!(!exported.contains("dictationInsertion"), "{exported}");
 
         let (_dir, fresh) = temp_store();
         let doc = serde_json::json!({"schemaVersion": 1, "preferences": {
-            "modelDownloadBaseUrl": "http://evil.example/models", "dictationInsertion": "type"}});
+            "modelDownloadBaseUrl": "http://evil.example/models",
+            "packageDownloadBaseUrl": "http://evil.example/pkgs", "dictationInsertion": "type"}});
         let backup = Backup::from_json(&doc).unwrap();
         let summary = import(&fresh, &backup, None).unwrap();
         assert_eq!(summary.preferences_applied, 0);
+        assert_eq!(
+            fresh
+                .pref_text(&preferences::PACKAGE_DOWNLOAD_BASE_URL)
+                .unwrap(),
+            ""
+        );
         assert_eq!(
             fresh
                 .pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)

@@ -1,13 +1,12 @@
 //! The models of every engine in this build, by id: where each is looked up, whether it is
-//! installed, how it is downloaded and removed, and which preference names its download source.
+//! installed, and how it is downloaded and removed.
 
 use std::io;
 
 use super::ModelSpec;
-use super::models::catalog::{WHISPER_ENGINE, WHISPER_MODELS, whisper_model};
+use super::models::catalog::WHISPER_MODELS;
 use super::models::fetch::DownloadError;
 use super::models::{ModelDir, download};
-use crate::store::{Store, StoreError, preferences};
 
 /// Every model of every engine, whisper's first.
 pub fn all_models() -> impl Iterator<Item = &'static ModelSpec> {
@@ -55,7 +54,7 @@ pub fn remove(models: &ModelDir, spec: &ModelSpec) -> io::Result<bool> {
     models.remove(spec)
 }
 
-/// Downloads what the model lacks from `base_url` (see [`download_base_url`]).
+/// Downloads what the model lacks from `base_url` (`transcribe::download_base_url`).
 pub fn download_model(
     models: &ModelDir,
     spec: &'static ModelSpec,
@@ -67,20 +66,4 @@ pub fn download_model(
         return super::moonshine::install::download(models, model, base_url, progress);
     }
     download(base_url, spec, models, progress)
-}
-
-/// Where the model's files come from: `modelDownloadBaseUrl` for whisper's ggml files;
-/// `packageDownloadBaseUrl` (empty: the registries themselves) for models that ship inside
-/// registry packages.
-pub fn download_base_url(store: &Store, spec: &ModelSpec) -> Result<String, StoreError> {
-    if spec.engine == WHISPER_ENGINE {
-        store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)
-    } else {
-        store.pref_text(&preferences::PACKAGE_DOWNLOAD_BASE_URL)
-    }
-}
-
-/// The whisper model with this id (the CTranslate2 importer makes whisper models only).
-pub fn whisper(id: &str) -> Option<&'static ModelSpec> {
-    whisper_model(id)
 }

@@ -18,7 +18,7 @@ pub use error::TranscribeError;
 pub use job::{Audio, Dictated, Job, Origin, StageTimes, TimedText, Transcript};
 pub use post::PostProcessing;
 pub use queue::DEFAULT_QUEUE;
-pub use resolve::{Resolved, Untranslatable, language_choice};
+pub use resolve::{Resolved, Untranslatable, download_base_url, language_choice};
 #[cfg(test)]
 pub(crate) use run::testing;
 pub use run::{Planned, SegmentSink, Transcriber, TranscriberParts};

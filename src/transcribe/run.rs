@@ -155,7 +155,7 @@ impl Transcriber {
         let spec = resolved.offer.spec;
         let store = self.store.clone();
         let base_url = blocking("reading the preferences", move || {
-            Ok(crate::engine::catalog::download_base_url(&store, spec)?)
+            Ok(super::download_base_url(&store, spec)?)
         })
         .await?;
         self.downloads

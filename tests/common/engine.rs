@@ -16,14 +16,9 @@ pub fn hear(
     task: Task,
     words: bool,
 ) -> EngineOutput {
-    let chunks = if vad {
-        vad::plan_chunks(&vad::frame_scores(samples), samples.len())
-    } else {
-        std::iter::once(0..samples.len()).collect()
-    };
     let request = EngineRequest {
         samples,
-        chunks,
+        chunks: vad::chunks_to_hear(samples, vad),
         trimmed_to_speech: vad,
         language: LanguageChoice::Exact(language.into()),
         task,

@@ -30,6 +30,16 @@ const CONFIDENT: f32 = 0.9;
 /// A region needs this many [`CONFIDENT`] frames (128 ms) to be speech.
 const MIN_CONFIDENT_FRAMES: usize = 8;
 
+/// What an engine hears of `samples` held whole in memory: the chunks of speech when `detect`,
+/// else the whole audio as one chunk.
+pub fn chunks_to_hear(samples: &[f32], detect: bool) -> Vec<Range<usize>> {
+    if detect {
+        plan_chunks(&frame_scores(samples), samples.len())
+    } else {
+        std::iter::once(0..samples.len()).collect()
+    }
+}
+
 /// The detector's voice probability (0..1) of every 16 ms frame of `samples`; the last partial
 /// frame is padded with silence.
 pub fn frame_scores(samples: &[f32]) -> Vec<f32> {

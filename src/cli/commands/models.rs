@@ -100,7 +100,7 @@ fn known(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
 /// A whisper model (what a CTranslate2 conversion installs).
 fn known_whisper(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
     let spec = known(id)?;
-    catalog::whisper(spec.id).ok_or_else(|| {
+    crate::engine::models::whisper_model(spec.id).ok_or_else(|| {
         CliError::Local(format!(
             "'{id}' is a {} model; import-ct2 installs whisper models",
             spec.engine
@@ -139,7 +139,7 @@ fn select(globals: &Globals, id: &str) -> Result<(), CliError> {
 fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
     let spec = known(id)?;
     let store = open_store(globals)?;
-    let base_url = catalog::download_base_url(&store, spec).map_err(CliError::local)?;
+    let base_url = crate::transcribe::download_base_url(&store, spec).map_err(CliError::local)?;
     let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
     let models = model_dir(&dir);
     let bar = bytes_bar(format!("Downloading {}", spec.id));

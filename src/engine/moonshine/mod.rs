@@ -160,13 +160,17 @@ impl Engine for MoonshineEngine {
                 continue;
             }
             let seconds = samples.len() as f64 / SAMPLE_RATE;
-            let heard = lock(&loaded).hear(
-                samples,
-                guard::max_tokens(seconds),
-                request.trimmed_to_speech,
-                &request.cancel,
-            )?;
-            let text = lock(&loaded).tokenizer.decode(&heard.tokens);
+            let (heard, text) = {
+                let mut model = lock(&loaded);
+                let heard = model.hear(
+                    samples,
+                    guard::max_tokens(seconds),
+                    request.trimmed_to_speech,
+                    &request.cancel,
+                )?;
+                let text = model.tokenizer.decode(&heard.tokens);
+                (heard, text)
+            };
             if text.is_empty() {
                 continue;
             }
