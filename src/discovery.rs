@@ -163,11 +163,17 @@ pub fn unpublish(dir: &DataDir, pid: u32) {
     }
 }
 
-/// A new token: 32 random bytes, base64url without padding.
+/// A new token: 32 random bytes, base64url without padding, never starting with `-` (which
+/// command lines would read as an option: `--api-token -x…`).
 pub fn generate_token() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    loop {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).expect("the operating system's random source failed");
+        let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        if !token.starts_with('-') {
+            return token;
+        }
+    }
 }
 
 /// The API token, created on first use and kept across restarts.
@@ -221,6 +227,8 @@ mod tests {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         );
         assert_ne!(a, b);
+        // One in 64 encodings starts with `-`; none of 2,000 tokens may.
+        assert!((0..2000).all(|_| !generate_token().starts_with('-')));
     }
 
     #[test]

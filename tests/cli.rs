@@ -64,6 +64,12 @@ fn a_server_error_exits_3_with_its_message() {
         .assert()
         .code(3)
         .stderr("Error: Server returned 401 - Missing or invalid API token\n");
+    // A token starting with `-` (base64url allows it) is the option's value, not an option.
+    cli(tmp.path())
+        .args(["models", "--api-token", "-wrong"])
+        .assert()
+        .code(3)
+        .stderr("Error: Server returned 401 - Missing or invalid API token\n");
     // The environment variable is the next source, the discovery file the last.
     cli(tmp.path())
         .arg("models")

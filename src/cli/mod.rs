@@ -89,7 +89,9 @@ pub struct Globals {
         long,
         global = true,
         env = "VERBATIM_API_TOKEN",
-        hide_env_values = true
+        hide_env_values = true,
+        // A token may start with `-` (base64url): it is the value, not another option.
+        allow_hyphen_values = true
     )]
     pub api_token: Option<String>,
     /// Print machine-readable JSON (keys sorted) instead of text for people.

@@ -18,7 +18,7 @@ pub struct ConformanceArgs {
     pub url: Option<String>,
     /// The API token (default: --api-token / $VERBATIM_API_TOKEN, else the discovery file
     /// when it names the same port).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub token: Option<String>,
     /// The header that carries the token besides `Authorization: Bearer`.
     #[arg(long, value_name = "NAME", default_value = "X-Verbatim-API-Token")]
