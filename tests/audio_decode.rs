@@ -93,6 +93,8 @@ const TONES: &[(&str, f64, u32, u16)] = &[
     ("tone_48k_mono.opus", 0.5, 48_000, 1),
     ("tone_22k05_mono.aiff", 0.5, 22_050, 1),
     ("tone_44k1_mono_alac.caf", 0.5, 44_100, 1),
+    ("tone_16k_mono_s16.caf", 0.25, 16_000, 1),
+    ("tone_44k1_mono_alac.m4a", 0.25, 44_100, 1),
     ("tone_44k1_mono_with_video.mkv", 2.0, 44_100, 1),
 ];
 

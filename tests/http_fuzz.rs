@@ -281,3 +281,38 @@ proptest! {
         }
     }
 }
+
+/// Every audio fixture (every container the server accepts), damaged where its demuxer trusts
+/// the file by the fuzz targets' structure-aware mutator and uploaded: each answer is a
+/// transcription or a 400 naming the problem, never a 500.
+#[test]
+fn uploads_damaged_in_their_container_structure_are_never_answered_500() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/audio");
+    let mut answers = std::collections::BTreeMap::<u16, usize>::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if name.ends_with(".sh") {
+            continue;
+        }
+        let original = std::fs::read(&path).unwrap();
+        for seed in 0..24u64 {
+            let mut bytes = original.clone();
+            common::mutate::mutate(&mut bytes, seed, 1 << 20);
+            let request = common::multipart("/v1/transcribe", &[], Some((&name, &bytes)));
+            let response = runtime().block_on(app().router().oneshot(request)).unwrap();
+            let status = response.status().as_u16();
+            let body = runtime()
+                .block_on(response.into_body().collect())
+                .unwrap()
+                .to_bytes();
+            if let Err(failure) = check("POST", status, &body) {
+                panic!("{name} mutated with seed {seed}: {failure}");
+            }
+            *answers.entry(status).or_default() += 1;
+        }
+    }
+    println!("answers by status: {answers:?}");
+    assert!(answers.get(&200).is_some_and(|&n| n > 0), "{answers:?}");
+    assert!(answers.get(&400).is_some_and(|&n| n > 0), "{answers:?}");
+}

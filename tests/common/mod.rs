@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod flac;
+pub mod mutate;
 pub mod probe;
 pub mod pulse;
 pub mod webm;

@@ -18,7 +18,7 @@ pub(crate) struct ScannedSource {
 
 impl ScannedSource {
     /// Shows the first `len` bytes of `file`.
-    pub(super) fn new(file: File, len: u64) -> Self {
+    pub(crate) fn new(file: File, len: u64) -> Self {
         ScannedSource {
             file,
             len,
@@ -81,8 +81,8 @@ impl Seek for ScannedSource {
         };
         let target = target.ok_or_else(|| {
             io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "seek to a negative or overflowing position",
+                io::ErrorKind::InvalidData,
+                "an offset in the file points before its start",
             )
         })?;
         self.pos = target;

@@ -17,6 +17,10 @@ pub(super) fn open_error(err: SymphoniaError) -> DecodeError {
         SymphoniaError::IoError(e) if e.kind() == ErrorKind::UnexpectedEof => {
             DecodeError::Corrupt("the file ends inside the header".to_owned())
         }
+        // A seek before the start, a length that runs past any end: the file's content.
+        SymphoniaError::IoError(e) if is_data_error(&e) => {
+            DecodeError::Corrupt(format!("malformed header ({e})"))
+        }
         SymphoniaError::IoError(e) => DecodeError::Io(e),
         SymphoniaError::DecodeError(msg) => {
             DecodeError::Corrupt(format!("malformed header ({msg})"))

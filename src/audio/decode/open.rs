@@ -2,7 +2,6 @@
 //! the file to symphonia's probe.
 
 use std::fs::File;
-use std::io::{Seek, SeekFrom};
 
 use symphonia::core::formats::{FormatOptions, FormatReader};
 use symphonia::core::io::{MediaSource, MediaSourceStream, MediaSourceStreamOptions};
@@ -59,7 +58,9 @@ fn recognise(
 }
 
 /// The file as the demuxer should read it: MP4 and Matroska files checked (and where cut
-/// short, ended or patched) by their scans, CAF files checked, other files as they are.
+/// short, ended or patched) by their scans, CAF files checked. Every file is read through a
+/// [`ScannedSource`](container::ScannedSource), so an offset in the file that points before
+/// its start is a data error, never an error of the operating system's.
 fn media_source(
     mut file: File,
     len: u64,
@@ -78,8 +79,7 @@ fn media_source(
         Container::Caf => container::scan_caf(&mut file, len).map_err(DecodeError::Corrupt)?,
         _ => {}
     }
-    file.seek(SeekFrom::Start(0))?;
-    Ok((Box::new(file), None))
+    Ok((Box::new(container::ScannedSource::new(file, len)), None))
 }
 
 /// Opens the demuxer through symphonia's probe.

@@ -12,7 +12,8 @@ use super::downmix::downmix;
 use super::errors::is_data_error;
 use super::track::Declared;
 use super::{
-    DecodeError, MAX_CONSECUTIVE_BAD_PACKETS, MAX_DURATION_SECS, SampleSink, StreamInfo, check_rate,
+    DecodeError, MAX_CONSECUTIVE_BAD_PACKETS, MAX_DURATION_SECS, SampleSink, StreamInfo,
+    TARGET_SAMPLE_RATE, check_rate,
 };
 use crate::audio::container::{Mp4Scan, Trim};
 use crate::audio::resample::{StreamingResampler, expected_output_len};
@@ -261,7 +262,8 @@ impl Tally {
                 None => DecodeError::Empty,
             });
         };
-        if self.kept_frames == 0 {
+        // Less than one output sample (a single frame at 44.1 kHz, say) holds no audio.
+        if self.kept_frames * u64::from(TARGET_SAMPLE_RATE) < u64::from(rate) {
             return Err(DecodeError::Empty);
         }
         if self.bad_packets > self.good_packets {
