@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use common::{SpawnedServer, parse_response};
 use verbatim::api::ApiError;
 use verbatim::server::MAX_CONNECTIONS;
+use verbatim::server::descriptors::connection_cap;
 
 /// `verbatim serve --sim` whose open file limit starts at `soft` / `hard`.
 fn serve_with_file_limit(home: &std::path::Path, soft: u64, hard: u64) -> SpawnedServer {
@@ -215,6 +216,50 @@ fn a_flood_of_half_sent_requests_neither_exhausts_descriptors_nor_locks_out_a_ne
     assert!(started.elapsed() < Duration::from_secs(9));
     assert!(held <= MAX_CONNECTIONS + 4, "{held} descriptors");
     assert!(closed >= 1100 - MAX_CONNECTIONS, "{closed} closed");
+}
+
+/// An open file limit of 256 that cannot be raised: the cap shrinks to what fits beside the
+/// server's own files, so 300 connections that never finish their head neither exhaust its
+/// descriptors nor keep a new client from `/v1/status`.
+#[test]
+fn under_a_low_open_file_limit_the_cap_leaves_room_for_the_servers_own_files() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = serve_with_file_limit(home.path(), 256, 256);
+    let port = server.discovery.port;
+    let cap = connection_cap(Some(256));
+    assert!(cap < MAX_CONNECTIONS);
+    let before = open_files(server.pid());
+    let slow: Vec<TcpStream> = (0..300)
+        .map(|_| {
+            let mut stream = connect(port);
+            write!(
+                stream,
+                "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            )
+            .unwrap();
+            stream
+        })
+        .collect();
+
+    for _ in 0..3 {
+        let (status, took) = status_from_a_new_client(port);
+        assert_eq!(status, 200);
+        assert!(took < Duration::from_secs(5), "answered after {took:?}");
+    }
+    let held = open_files(server.pid()) - before;
+    let closed = slow.iter().filter(|s| closed_by_server(s)).count();
+    println!("cap {cap}: server holds {held} more descriptors; {closed} of 300 closed");
+    assert!(held <= cap + 4, "{held} descriptors");
+    assert!(closed >= 300 - cap, "{closed} closed");
+    drop(slow);
+    server.signal(libc::SIGTERM);
+    server.wait_exit();
+    assert!(
+        server
+            .stderr()
+            .contains(&format!("at most {cap} connections")),
+        "the log does not say the cap"
+    );
 }
 
 /// Every slot held by a request whose body trickles in: a new client waits, and is answered

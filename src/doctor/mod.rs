@@ -4,6 +4,7 @@
 
 mod data;
 mod desktop;
+mod limits;
 mod model;
 mod port;
 mod sound;
@@ -163,6 +164,7 @@ pub fn run(context: &Context) -> Report {
         data::data_folder(&context.data_dir, settings.unreadable.as_deref()),
         data::discovery_file(&context.data_dir),
         port::port(context, settings.port),
+        limits::open_files(crate::server::descriptors::open_file_limit()),
         model::model(&context.models, &settings.engine, &settings.model),
         sound::sound_server(context),
     ];

@@ -4,9 +4,10 @@
 //! head (the first, or the next on a keep-alive connection) must arrive within
 //! [`HEADER_READ_TIMEOUT`], a body at a minimum rate (`api::limits`), and a response that the
 //! client stops reading ends after [`WRITE_STALL_TIMEOUT`]. At most [`MAX_CONNECTIONS`] are
-//! served at once (see `slots`). On shutdown, in-flight requests get a grace period. A request
+//! served at once, fewer where the open file limit is low (see `descriptors` and `slots`). On shutdown, in-flight requests get a grace period. A request
 //! head hyper cannot read is answered with the Error object too (see `head_errors`).
 
+pub mod descriptors;
 mod head_errors;
 mod slots;
 mod stall;
@@ -20,7 +21,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
-pub use slots::MAX_CONNECTIONS;
+pub use descriptors::MAX_CONNECTIONS;
 pub use stall::WRITE_STALL_TIMEOUT;
 
 use crate::app::App;
@@ -43,7 +44,7 @@ pub async fn serve(
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .keep_alive(true);
     let graceful = GracefulShutdown::new();
-    let slots = slots::Slots::new(MAX_CONNECTIONS);
+    let slots = slots::Slots::new(descriptors::current_connection_cap());
     tokio::pin!(shutdown);
     loop {
         let (stream, _peer) = tokio::select! {
@@ -116,7 +117,15 @@ pub async fn run(
         port,
     } = setup;
     let _lock = ServerLock::acquire(&data_dir)?;
-    raise_open_file_limit();
+    let limit = descriptors::raise_open_file_limit();
+    let cap = descriptors::connection_cap(limit);
+    if cap < MAX_CONNECTIONS {
+        tracing::warn!(
+            "the open file limit is {}: at most {cap} connections are served at once (raise it to {} for {MAX_CONNECTIONS})",
+            limit.unwrap_or_default(),
+            descriptors::FULL_CAP_LIMIT
+        );
+    }
     if let Some(stale) = discovery::read(&data_dir) {
         tracing::info!(
             "replacing a stale discovery file left by pid {} (port {})",
@@ -149,40 +158,6 @@ pub async fn run(
     let result = serve(listener, crate::api::router(app, port), shutdown).await;
     discovery::unpublish(&data_dir, pid);
     result.map_err(|source| StartError::Bind { port, source })
-}
-
-/// Raises the soft limit on open files to the hard limit: connections, the database and spooled
-/// bodies all take file descriptors, and the usual soft limit is 1024.
-fn raise_open_file_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit only writes into `limit`, which lives for the call.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        let err = std::io::Error::last_os_error();
-        tracing::debug!("cannot read the open file limit: {err}");
-        return;
-    }
-    if limit.rlim_cur >= limit.rlim_max {
-        tracing::debug!("open file limit: {}", limit.rlim_cur);
-        return;
-    }
-    let raised = libc::rlimit {
-        rlim_cur: limit.rlim_max,
-        rlim_max: limit.rlim_max,
-    };
-    // SAFETY: setrlimit only reads `raised`, which lives for the call.
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
-        tracing::debug!(
-            "open file limit raised from {} to {}",
-            limit.rlim_cur,
-            limit.rlim_max
-        );
-    } else {
-        let err = std::io::Error::last_os_error();
-        tracing::debug!("open file limit stays {}: {err}", limit.rlim_cur);
-    }
 }
 
 /// Installs SIGINT and SIGTERM handlers now (call inside the runtime, before the server is

@@ -1,4 +1,5 @@
-//! The connection cap: at most [`MAX_CONNECTIONS`] connections are served at once.
+//! The connection cap: at most so many connections are served at once (the number comes from
+//! the open file limit: see `descriptors`).
 //!
 //! A connection that arrives when every slot is taken makes room by closing the connection that
 //! has waited longest between requests (polled at least once, and idle for at least
@@ -25,9 +26,6 @@ use hyper::body::Incoming;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tower::ServiceExt;
-
-/// The most connections served at once; well under the usual limit of 1024 open files.
-pub const MAX_CONNECTIONS: usize = 256;
 
 /// How long a connection must have been idle before it is closed to make room: a client that
 /// has just connected, or just been answered, has this long to send its request.
@@ -127,7 +125,7 @@ impl Slots {
     }
 }
 
-/// One connection's place among the [`MAX_CONNECTIONS`]; freed when dropped.
+/// One connection's place among those the cap allows; freed when dropped.
 pub struct Slot {
     slots: Arc<Slots>,
     id: u64,
