@@ -201,3 +201,57 @@ fn the_configured_port_is_used_by_serve() {
     server.signal(libc::SIGTERM);
     server.wait_exit();
 }
+
+/// Runs `args` with standard output a pipe whose reader has already gone away (`| head` that
+/// has read enough): the command ends quietly, killed by SIGPIPE as `ls` would be or done,
+/// with nothing on standard error (no panic, no "Broken pipe").
+fn run_into_a_closed_pipe(home: &std::path::Path, args: &[&str]) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::ExitStatusExt;
+    let mut fds = [0; 2];
+    // SAFETY: pipe writes two new descriptors into `fds`.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just created and are owned here alone.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    let out = std::process::Command::new(common::binary())
+        .env("VERBATIM_HOME", home)
+        .env_remove("VERBATIM_API_TOKEN")
+        .args(args)
+        .stdout(std::process::Stdio::from(writer))
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.is_empty(), "{args:?} printed: {stderr}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+        "{args:?}: {:?}",
+        out.status
+    );
+}
+
+#[test]
+fn every_listing_ends_quietly_when_its_reader_goes_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(tmp.path(), &["--sim"]);
+    for args in [
+        &["status"][..],
+        &["models"],
+        &["--json", "models"],
+        &["history"],
+        &["dictionary", "terms"],
+        &["dictionary", "corrections"],
+        &["rules"],
+        &["config", "list"],
+        &["token", "show"],
+        &["dictation", "status"],
+        &["recorder", "status"],
+        &["doctor"],
+        &["completions", "bash"],
+        &["man"],
+        &["--help"],
+    ] {
+        run_into_a_closed_pipe(tmp.path(), args);
+    }
+}

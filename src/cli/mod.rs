@@ -183,12 +183,38 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    #[cfg(feature = "capture")]
+    crate::audio::capture::cpal::alsa_messages::route_to_log();
+    if closed_output_ends_the_command(&cli.command) {
+        end_quietly_when_output_closes();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("Error: {err}");
             ExitCode::from(err.exit() as u8)
         }
+    }
+}
+
+/// Whether a reader that goes away (`verbatim history | head -1`) simply ends `command`: every
+/// command that only prints. `serve`, `conformance` and `corpus` run servers and engines of
+/// their own, whose sockets and pipes must see the error instead.
+fn closed_output_ends_the_command(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Serve(_) | Command::Conformance(_) | Command::Corpus(_)
+    )
+}
+
+/// Restores the default action of SIGPIPE, which Rust programs start with ignored: writing to
+/// a closed pipe then ends the process quietly, as it does `ls | head`, instead of failing the
+/// next `println!` with a panic. Sockets are unaffected (the HTTP client sends with
+/// `MSG_NOSIGNAL`).
+fn end_quietly_when_output_closes() {
+    // SAFETY: setting a signal's disposition to its default has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -2,6 +2,7 @@
 //! included, through pipewire-pulse), ALSA otherwise. Each capture runs on a thread of its own that
 //! owns the cpal stream and hands mono `f32` samples over a channel.
 
+pub mod alsa_messages;
 mod device_thread;
 mod devices;
 mod downmix;
