@@ -21,7 +21,9 @@ fn status_prints_text_and_sorted_json() {
         .arg("status")
         .assert()
         .success()
-        .stdout("No model loaded\n");
+        .stdout(
+            "No model selected and none downloaded: run `verbatim models download tiny.en && verbatim models select tiny.en`\n",
+        );
     let out = cli(tmp.path())
         .args(["status", "--json"])
         .assert()
@@ -77,7 +79,7 @@ fn a_server_error_exits_3_with_its_message() {
         .assert()
         .code(3);
     let table = predicate::str::is_match(
-        r"(?m)^tiny\.en +whisper +Whisper Tiny \(English\) +75 MB +1 +not_configured$",
+        r"(?m)^tiny\.en +whisper +Whisper Tiny \(English\) +75 MB +1 +not downloaded$",
     )
     .unwrap();
     cli(tmp.path())
@@ -235,6 +237,11 @@ fn run_into_a_closed_pipe(home: &std::path::Path, args: &[&str]) {
 fn every_listing_ends_quietly_when_its_reader_goes_away() {
     let tmp = tempfile::tempdir().unwrap();
     let _server = SpawnedServer::start(tmp.path(), &["--sim"]);
+    // (history's note on standard error would not be a failure, but this test wants none)
+    cli(tmp.path())
+        .args(["config", "set", "saveApiTranscriptionsToHistory", "true"])
+        .assert()
+        .success();
     for args in [
         &["status"][..],
         &["models"],
@@ -254,4 +261,156 @@ fn every_listing_ends_quietly_when_its_reader_goes_away() {
     ] {
         run_into_a_closed_pipe(tmp.path(), args);
     }
+}
+
+/// Runs `command` (a shell line) under `script`, on a pseudo-terminal as a person would: what
+/// the terminal showed, and whether the command succeeded.
+fn on_a_terminal(home: &std::path::Path, command: &str) -> (String, bool) {
+    let out = std::process::Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .env("VERBATIM_HOME", home)
+        .env_remove("VERBATIM_API_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (bsdutils) runs");
+    (
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
+        out.status.success(),
+    )
+}
+
+#[test]
+fn people_at_a_terminal_read_what_to_do_instead_of_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(tmp.path(), &[]);
+    let bin = common::binary().display().to_string();
+    let clip = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/audio/speech_16k_mono_s16.wav")
+        .display()
+        .to_string();
+
+    // A model that is not downloaded: named, with the command that downloads it.
+    let (shown, ok) = on_a_terminal(
+        tmp.path(),
+        &format!("{bin} transcribe {clip} --model base.en"),
+    );
+    assert!(!ok);
+    assert!(
+        shown.contains("Error: The model 'base.en' is not downloaded."),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("fix: verbatim models download base.en"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("Server returned") && !shown.contains("API key"),
+        "{shown}"
+    );
+
+    // Nothing selected: how to select, or first download.
+    let (shown, _) = on_a_terminal(tmp.path(), &format!("{bin} transcribe {clip}"));
+    assert!(shown.contains("Error: No model is selected."), "{shown}");
+    assert!(
+        shown.contains("verbatim models download tiny.en"),
+        "{shown}"
+    );
+
+    // No file on a terminal: the usage, at once, instead of a silent wait.
+    let started = std::time::Instant::now();
+    let (shown, ok) = on_a_terminal(tmp.path(), &format!("{bin} transcribe < /dev/tty"));
+    assert!(!ok);
+    assert!(
+        shown.contains("No audio file given. Usage: verbatim transcribe FILE"),
+        "{shown}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    // Scripts (no terminal) still get the contract's line, and --json the Error object too.
+    let out = cli(tmp.path())
+        .args(["--json", "transcribe", &clip, "--model", "base.en"])
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("Error: Server returned 409 - Engine 'whisper' is not configured"),
+        "{stderr}"
+    );
+    let error: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["error"]["code"], "conflict", "{error}");
+}
+
+#[test]
+fn a_huge_value_is_echoed_cut_short() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(tmp.path(), &["--sim"]);
+    let clip = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/audio/speech_16k_mono_s16.wav");
+    let language = "x".repeat(100_000);
+    let out = cli(tmp.path())
+        .arg("transcribe")
+        .arg(&clip)
+        .args(["--language", &language])
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.len() < 300, "{} bytes: {stderr}", stderr.len());
+    assert!(
+        stderr.contains(&format!("'{}…'", "x".repeat(64))),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn config_unset_brings_back_the_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    cli(tmp.path())
+        .args(["config", "set", "apiServerPort", "9123"])
+        .assert()
+        .success();
+    cli(tmp.path())
+        .args(["config", "unset", "apiServerPort"])
+        .assert()
+        .success()
+        .stdout("apiServerPort = 8978 (default)\n");
+    cli(tmp.path())
+        .args(["config", "get", "apiServerPort"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("8978"));
+    cli(tmp.path())
+        .args(["config", "unset", "apiServerPort"])
+        .assert()
+        .success()
+        .stdout("apiServerPort = 8978 (default; it was not set)\n");
+    cli(tmp.path())
+        .args(["config", "unset", "noSuchPreference"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "unknown preference 'noSuchPreference'",
+        ));
+}
+
+#[test]
+fn history_says_when_api_transcriptions_are_not_saved_and_how_to_save_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(tmp.path(), &["--sim"]);
+    cli(tmp.path())
+        .arg("history")
+        .assert()
+        .success()
+        .stdout("No history entries.\n")
+        .stderr(predicate::str::contains(
+            "`verbatim config set saveApiTranscriptionsToHistory true` saves them",
+        ));
+    cli(tmp.path())
+        .args(["config", "set", "saveApiTranscriptionsToHistory", "true"])
+        .assert()
+        .success();
+    cli(tmp.path()).arg("history").assert().success().stderr("");
 }

@@ -192,6 +192,20 @@ fn service_install_status_and_uninstall_round_trip() {
     assert!(out.status.success());
     assert!(text(&out.stdout).starts_with("No service installed"));
     assert!(logged(&log).is_empty());
+    // Nor about a unit that is not there: status says how to install it.
+    let out = service(&["status"]);
+    let status = text(&out.stdout);
+    assert!(
+        status.starts_with("Unit: not installed (")
+            && status.contains("`verbatim service install`"),
+        "{status}"
+    );
+    assert!(!status.contains("systemctl"), "{status}");
+    let out = service(&["--json", "status"]);
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["installed"], false);
+    assert_eq!(answer["enabled"], "not installed");
+    assert!(logged(&log).is_empty(), "{:?}", logged(&log));
 }
 
 #[test]

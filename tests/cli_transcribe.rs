@@ -30,7 +30,7 @@ fn transcribe_a_file_stdin_and_subtitles() {
         .arg("status")
         .assert()
         .success()
-        .stdout("Ready - whisper (tiny.en)\n");
+        .stdout("Ready - whisper (tiny.en), selected: loads on first use\n");
 
     let clip = speak(
         home.path(),
@@ -53,6 +53,11 @@ fn transcribe_a_file_stdin_and_subtitles() {
             && expected.ends_with(" before Friday afternoon.\n"),
         "{expected:?}"
     );
+    cli(home.path(), &models)
+        .arg("status")
+        .assert()
+        .success()
+        .stdout("Ready - whisper (tiny.en), loaded\n");
     cli(home.path(), &models)
         .current_dir(home.path())
         .args(["transcribe", "report.wav"])
@@ -120,12 +125,10 @@ fn transcribe_a_file_stdin_and_subtitles() {
         .assert()
         .success()
         .stdout(
-            predicate::str::contains("*tiny.en").and(
-                predicate::str::is_match(
-                    r"\*tiny\.en +whisper +Whisper Tiny \(English\) +75 MB +1 +ready",
-                )
-                .unwrap(),
-            ),
+            predicate::str::is_match(
+                r"(?m)^tiny\.en +whisper +Whisper Tiny \(English\) +75 MB +1 +(downloaded|loaded), selected$",
+            )
+            .unwrap(),
         );
 }
 

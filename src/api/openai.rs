@@ -72,7 +72,7 @@ impl Asked {
                 self.stream = parse_bool_word(value).ok_or_else(|| {
                     ApiError::BadRequest(format!(
                         "Invalid 'stream' value '{}': use true or false.",
-                        value.trim()
+                        crate::wire::echo(value.trim())
                     ))
                 })?;
             }
@@ -92,7 +92,7 @@ fn check_temperature(value: &str) -> Result<(), ApiError> {
         Ok(t) if (0.0..=1.0).contains(&t) => Ok(()),
         _ => Err(ApiError::BadRequest(format!(
             "Invalid 'temperature' value '{}': use a number from 0 to 1.",
-            value.trim()
+            crate::wire::echo(value.trim())
         ))),
     }
 }

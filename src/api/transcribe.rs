@@ -32,7 +32,8 @@ fn await_download(uri: &Uri) -> Result<bool, ApiError> {
         None => Ok(false),
         Some(value) => parse_bool_word(value).ok_or_else(|| {
             ApiError::BadRequest(format!(
-                "Invalid 'await_download' query parameter '{value}': use 1 or 0 (true or false)."
+                "Invalid 'await_download' query parameter '{}': use 1 or 0 (true or false).",
+                crate::wire::echo(value)
             ))
         }),
     }

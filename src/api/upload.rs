@@ -90,14 +90,19 @@ async fn read_text(mut part: Field<'_>, name: &str) -> Result<String, ApiError> 
     while let Some(chunk) = part.chunk().await.map_err(multipart_error)? {
         if bytes.len() + chunk.len() > MAX_FIELD_BYTES {
             return Err(ApiError::BadRequest(format!(
-                "The form field '{name}' is longer than {} KiB.",
+                "The form field '{}' is longer than {} KiB.",
+                crate::wire::echo(name),
                 MAX_FIELD_BYTES / 1024
             )));
         }
         bytes.extend_from_slice(&chunk);
     }
-    String::from_utf8(bytes)
-        .map_err(|_| ApiError::BadRequest(format!("The form field '{name}' is not UTF-8 text.")))
+    String::from_utf8(bytes).map_err(|_| {
+        ApiError::BadRequest(format!(
+            "The form field '{}' is not UTF-8 text.",
+            crate::wire::echo(name)
+        ))
+    })
 }
 
 /// Spools a raw request body (the audio itself); an empty one is a 400.
@@ -120,9 +125,12 @@ pub fn raw_format_hint(content_type: &str) -> Result<Option<String>, ApiError> {
     if mime.is_empty() || mime == "application/octet-stream" {
         return Ok(None);
     }
-    hint_from_mime(mime)
-        .map(Some)
-        .ok_or_else(|| ApiError::BadRequest(format!("Unsupported audio format '{mime}'")))
+    hint_from_mime(mime).map(Some).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "Unsupported audio format '{}'",
+            crate::wire::echo(mime)
+        ))
+    })
 }
 
 fn hint_from_mime(mime: &str) -> Option<String> {

@@ -277,16 +277,21 @@ pub fn status_of_code(code: &str) -> u16 {
 
 fn server_error(status: u16, response: ureq::Response) -> CliError {
     let text = response.into_string().unwrap_or_default();
-    let message = serde_json::from_str::<ErrorBody>(&text)
-        .map(|body| body.error.message)
+    let (code, message) = serde_json::from_str::<ErrorBody>(&text)
+        .map(|body| (body.error.code, body.error.message))
         .unwrap_or_else(|_| {
-            if text.trim().is_empty() {
+            let message = if text.trim().is_empty() {
                 "no error message".into()
             } else {
                 text.trim().chars().take(200).collect()
-            }
+            };
+            ("unknown".into(), message)
         });
-    CliError::Server { status, message }
+    CliError::Server {
+        status,
+        code,
+        message,
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The `verbatim` command line: `serve` runs the application, the other commands are
 //! clients of its API (or, for `config` and `token`, act on the local data folder).
 
+mod advice;
 mod client;
 mod commands;
 mod output;
@@ -34,7 +35,12 @@ pub enum CliError {
     #[error("{0}")]
     CannotConnect(String),
     #[error("Server returned {status} - {message}")]
-    Server { status: u16, message: String },
+    Server {
+        status: u16,
+        /// The Error object's `code`.
+        code: String,
+        message: String,
+    },
     /// A dictation or Recorder session the server reports as failed.
     #[error("{0}")]
     SessionFailed(String),
@@ -188,10 +194,20 @@ pub fn main() -> ExitCode {
     if closed_output_ends_the_command(&cli.command) {
         end_quietly_when_output_closes();
     }
+    let asked = advice::Asked {
+        model: match &cli.command {
+            Command::Transcribe(args) => args.model.clone(),
+            _ => None,
+        },
+    };
+    let globals = cli.globals.clone();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("Error: {err}");
+            let client = matches!(err, CliError::Server { .. })
+                .then(|| Client::from_globals(&globals).ok())
+                .flatten();
+            advice::report(&err, globals.json, client.as_ref(), &asked);
             ExitCode::from(err.exit() as u8)
         }
     }

@@ -147,12 +147,22 @@ pub struct UnitState {
     pub active: Result<String, SystemctlError>,
 }
 
+/// The unit's state; the manager is asked only when the unit file exists (without it, there is
+/// nothing to ask about and its answers are failures that say nothing to a person).
 pub fn state(path: &Path, systemctl: &Systemctl) -> UnitState {
     let name = file_name(path);
+    let installed = path.is_file();
+    let ask = |what| {
+        if installed {
+            systemctl.query(what, name)
+        } else {
+            Ok("not installed".to_owned())
+        }
+    };
     UnitState {
-        installed: path.is_file(),
-        enabled: systemctl.query("is-enabled", name),
-        active: systemctl.query("is-active", name),
+        installed,
+        enabled: ask("is-enabled"),
+        active: ask("is-active"),
     }
 }
 

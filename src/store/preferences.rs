@@ -63,9 +63,15 @@ impl fmt::Display for PrefValue {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PrefError {
-    #[error("unknown preference '{key}'; known preferences: {known}")]
+    #[error(
+        "unknown preference '{}'; known preferences: {known}",
+        crate::wire::echo(key)
+    )]
     Unknown { key: String, known: String },
-    #[error("'{value}' is not a valid value for {key}: {expected}")]
+    #[error(
+        "'{}' is not a valid value for {key}: {expected}",
+        crate::wire::echo(value)
+    )]
     Invalid {
         key: &'static str,
         value: String,
@@ -255,6 +261,14 @@ impl Store {
 
     pub fn set_pref(&self, pref: &Pref, value: &PrefValue) -> Result<(), StoreError> {
         Ok(set_on(&self.conn(), pref, value)?)
+    }
+
+    /// Forgets the stored value of `pref`: its default applies again. True when one was stored.
+    pub fn unset_pref(&self, pref: &Pref) -> Result<bool, StoreError> {
+        let removed = self
+            .conn()
+            .execute("DELETE FROM preferences WHERE key = ?1", [pref.key])?;
+        Ok(removed > 0)
     }
 
     /// Every known preference with its effective value and whether it was set explicitly.

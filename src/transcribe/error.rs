@@ -4,6 +4,7 @@
 use crate::audio::decode::DecodeError;
 use crate::engine::EngineError;
 use crate::store::StoreError;
+use crate::wire::echo;
 use crate::wire::transcription::FieldError;
 
 #[derive(Debug, thiserror::Error)]
@@ -11,17 +12,20 @@ pub enum TranscribeError {
     /// An option value or combination the request must change.
     #[error(transparent)]
     Option(#[from] FieldError),
-    #[error("Unknown engine '{0}'")]
+    #[error("Unknown engine '{}'", echo(.0))]
     UnknownEngine(String),
-    #[error("Engine '{0}' offers no model")]
+    #[error("Engine '{}' offers no model", echo(.0))]
     NoModelOffered(String),
-    #[error("Unknown model '{0}'")]
+    #[error("Unknown model '{}'", echo(.0))]
     UnknownModel(String),
-    #[error("Ambiguous model id '{model}' -- matches engines: {engines}. Specify 'engine' too.")]
+    #[error(
+        "Ambiguous model id '{}' -- matches engines: {engines}. Specify 'engine' too.",
+        echo(model)
+    )]
     AmbiguousModel { model: String, engines: String },
-    #[error("Model '{model}' is not offered by engine '{engine}'")]
+    #[error("Model '{}' is not offered by engine '{}'", echo(model), echo(engine))]
     ModelNotOffered { model: String, engine: String },
-    #[error("Unknown language code '{0}'")]
+    #[error("Unknown language code '{}'", echo(.0))]
     UnknownLanguage(String),
     #[error(
         "Model '{0}' cannot translate: it is English-only. Use a multilingual model such as 'base'."

@@ -158,7 +158,7 @@ pub fn check(
         if spec.engine != WHISPER_ENGINE && crate::engine::models::is_accepted_language(unknown) {
             return Err(TranscribeError::NotSupported {
                 engine: spec.engine,
-                what: format!("the language '{unknown}'"),
+                what: format!("the language '{}'", crate::wire::echo(unknown)),
             });
         }
         return Err(TranscribeError::UnknownLanguage(unknown.clone()));

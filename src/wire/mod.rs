@@ -20,7 +20,7 @@ pub mod subtitles;
 pub mod transcription;
 
 pub use backup::{ImportSummary, SettingsDocument};
-pub use error::{ErrorBody, ErrorDetail};
+pub use error::{ECHO_LIMIT, ErrorBody, ErrorDetail, echo};
 pub use formats::{
     format_timestamp, format_uuid, parse_bool_word, parse_timestamp, parse_uuid, timestamp,
     upper_uuid, upper_uuid_opt,

@@ -29,7 +29,7 @@ impl OpenAiFormat {
             _ => {
                 return Err(FieldError(format!(
                     "Invalid 'response_format' value '{}': use json, text, srt, verbose_json or vtt.",
-                    value.trim()
+                    crate::wire::echo(value.trim())
                 )));
             }
         })

@@ -1,4 +1,4 @@
-//! `verbatim config list|get|set`: preferences in the local store. A running server reads
+//! `verbatim config list|get|set|unset`: preferences in the local store. A running server reads
 //! them on use, so a change (for example switching token checking on) applies at once.
 //! `verbatim config hotkey` is in [`super::hotkey`].
 
@@ -25,6 +25,11 @@ pub enum ConfigCommand {
         key: String,
         /// The new value, as `verbatim config list` shows values (`true`, `8978`, text).
         value: String,
+    },
+    /// Reset one preference to its default.
+    Unset {
+        /// The preference's name, e.g. `apiServerPort` (see `verbatim config list`).
+        key: String,
     },
     /// List the global hotkeys, or show, bind or clear one slot's. SHORTCUT is like
     /// Ctrl+Alt+Space (modifiers Ctrl, Alt, Shift, Super, then one key).
@@ -69,6 +74,18 @@ pub fn run(globals: &Globals, command: ConfigCommand) -> Result<(), CliError> {
             let parsed = pref.parse(&value).map_err(CliError::local)?;
             store.set_pref(pref, &parsed).map_err(CliError::local)?;
             print_one(globals, pref.key, &parsed);
+        }
+        ConfigCommand::Unset { key } => {
+            let pref = preferences::find(&key).map_err(CliError::local)?;
+            let was_set = store.unset_pref(pref).map_err(CliError::local)?;
+            let value = pref.default_value();
+            if globals.json {
+                print_one(globals, pref.key, &value);
+            } else if was_set {
+                println!("{} = {value} (default)", pref.key);
+            } else {
+                println!("{} = {value} (default; it was not set)", pref.key);
+            }
         }
         ConfigCommand::Hotkey {
             slot,

@@ -2,6 +2,7 @@
 
 use super::super::output::{print_answer, print_json, print_table};
 use super::super::{CliError, Client, Globals};
+use crate::store::preferences;
 use crate::wire::history::{Deleted, Page};
 use crate::wire::{format_timestamp, format_uuid};
 
@@ -49,6 +50,21 @@ pub fn run(
     }
 }
 
+/// Where transcriptions through the API are not saved (the default), the note that says so and
+/// how to change it: otherwise a history that stays empty after many transcriptions puzzles.
+fn api_saving_note(globals: &Globals) -> Option<String> {
+    let store = super::config::open_store(globals).ok()?;
+    let pref = &preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY;
+    if store.pref_bool(pref).ok()? {
+        return None;
+    }
+    Some(format!(
+        "Note: transcriptions through the API are not saved to history ({} is off); \
+         `verbatim config set {} true` saves them.",
+        pref.key, pref.key
+    ))
+}
+
 fn list(globals: &Globals, client: &Client, args: &ListArgs) -> Result<(), CliError> {
     let mut query = Vec::new();
     if let Some(q) = &args.query {
@@ -72,6 +88,9 @@ fn list(globals: &Globals, client: &Client, args: &ListArgs) -> Result<(), CliEr
         ..
     } = page;
     let offset = offset.max(0) as u64;
+    if let Some(note) = api_saving_note(globals) {
+        eprintln!("{note}");
+    }
     if entries.is_empty() {
         match (&args.query, total) {
             (_, 0) if args.query.is_some() => println!("No history entries match."),

@@ -15,7 +15,7 @@ use crate::engine::catalog::{self, find_model};
 use crate::engine::import_ct2::{ImportOptions, Quantization, import_ct2};
 use crate::engine::models::sha256_file;
 use crate::store::{PrefValue, preferences};
-use crate::wire::ModelList;
+use crate::wire::{ModelEntry, ModelList};
 
 #[derive(Debug, Default, clap::Subcommand)]
 pub enum ModelsCommand {
@@ -241,6 +241,23 @@ fn remove(globals: &Globals, id: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// A model's state in words: `not downloaded`, `downloaded` or `loaded`, then `, selected`.
+/// (A server that does not say whether it is downloaded: `ready` or `not configured`.)
+fn state(model: &ModelEntry) -> String {
+    let base = match (model.loaded, model.downloaded) {
+        (Some(true), _) => "loaded",
+        (_, Some(true)) => "downloaded",
+        (_, Some(false)) => "not downloaded",
+        (_, None) if model.status == "ready" => "ready",
+        (_, None) => "not configured",
+    };
+    if model.selected {
+        format!("{base}, selected")
+    } else {
+        base.to_owned()
+    }
+}
+
 fn list(globals: &Globals) -> Result<(), CliError> {
     let answer: ModelList = Client::from_globals(globals)?.get("/v1/models")?;
     print_answer(globals.json, &answer, |answer| {
@@ -248,20 +265,19 @@ fn list(globals: &Globals) -> Result<(), CliError> {
             .models
             .iter()
             .map(|m| {
-                let selected = if m.selected { "*" } else { "" };
                 [
-                    format!("{selected}{}", m.id),
+                    m.id.clone(),
                     m.engine.clone(),
                     m.name.clone(),
                     m.size_description.clone(),
                     m.language_count.to_string(),
-                    m.status.clone(),
+                    state(m),
                 ]
             })
             .collect();
         print_table_or(
             "No models available.",
-            &["ID", "ENGINE", "NAME", "SIZE", "LANGUAGES", "STATUS"],
+            &["ID", "ENGINE", "NAME", "SIZE", "LANGUAGES", "STATE"],
             &rows,
         );
     });

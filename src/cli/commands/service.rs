@@ -121,14 +121,16 @@ fn status(globals: &Globals, path: &std::path::Path, systemctl: &Systemctl) {
         }));
         return;
     }
-    let installed = if state.installed {
-        "installed"
+    if state.installed {
+        println!("Unit: {} (installed)", path.display());
+        println!("Enabled: {}", word(&state.enabled));
+        println!("Active: {}", word(&state.active));
     } else {
-        "not installed"
-    };
-    println!("Unit: {} ({installed})", path.display());
-    println!("Enabled: {}", word(&state.enabled));
-    println!("Active: {}", word(&state.active));
+        println!(
+            "Unit: not installed ({}); `verbatim service install` installs and starts it",
+            path.display()
+        );
+    }
     match server {
         Ok((url, Ok(status))) => {
             let what = match (&status.engine, &status.model) {

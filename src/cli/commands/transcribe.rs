@@ -3,7 +3,7 @@
 //! progress (a terminal, or `--progress`) the answer is streamed and each segment is shown on
 //! standard error as it is decoded; the result goes to standard output in the chosen format.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
 use super::super::client::status_of_code;
@@ -44,12 +44,15 @@ pub enum TaskArg {
 pub enum EngineArg {
     /// whisper.cpp with a Whisper model.
     Whisper,
+    /// Moonshine on ONNX Runtime (English).
+    Moonshine,
 }
 
 impl EngineArg {
     fn id(self) -> &'static str {
         match self {
             EngineArg::Whisper => "whisper",
+            EngineArg::Moonshine => "moonshine",
         }
     }
 }
@@ -189,6 +192,7 @@ impl Answer {
                 let body: ErrorBody = serde_json::from_str(data).map_err(unreadable)?;
                 return Err(CliError::Server {
                     status: status_of_code(&body.error.code),
+                    code: body.error.code,
                     message: body.error.message,
                 });
             }
@@ -244,8 +248,14 @@ fn options(args: &TranscribeArgs) -> TranscribeOptions {
     }
 }
 
-/// Standard input, refused when empty or over the upload limit.
+/// Standard input, refused when empty or over the upload limit. A terminal is not read (the
+/// command would wait silently for audio nobody types): the usage is the answer.
 fn read_stdin() -> Result<Vec<u8>, CliError> {
+    if std::io::stdin().is_terminal() {
+        return Err(CliError::Local(
+            "No audio file given. Usage: verbatim transcribe FILE (or pipe audio in: `verbatim transcribe - < FILE`); `verbatim transcribe --help` lists the options".into(),
+        ));
+    }
     let mut audio = Vec::new();
     std::io::stdin()
         .take(MAX_BODY_BYTES + 1)

@@ -132,7 +132,7 @@ impl OneText for TaskName {
             _ => {
                 return Err(FieldError(format!(
                     "Invalid 'task' value '{}': use 'transcribe' or 'translate'.",
-                    value.trim()
+                    crate::wire::echo(value.trim())
                 )));
             }
         });
@@ -196,7 +196,7 @@ impl FieldKind for Flag {
         let flag = parse_bool_word(value).ok_or_else(|| {
             FieldError(format!(
                 "Invalid '{name}' value '{}': use true or false.",
-                value.trim()
+                crate::wire::echo(value.trim())
             ))
         })?;
         *slot = Some(flag);
@@ -226,7 +226,8 @@ impl FieldKind for Granularities {
                 "word" => Granularity::Word,
                 _ => {
                     return Err(FieldError(format!(
-                        "Invalid '{name}' value '{item}': use 'word' or 'segment'."
+                        "Invalid '{name}' value '{}': use 'word' or 'segment'.",
+                        crate::wire::echo(&item)
                     )));
                 }
             };
