@@ -33,7 +33,8 @@ use tokens::Tok;
 /// - Ordinals: "twenty first" -> "21st", "third" -> "3rd", "one hundredth" -> "100th".
 ///   A lone "first" or "second" stays a word ("at first", "wait a second"), as does a lone
 ///   ordinal after "a", "an" or a number word, which reads as a fraction ("a third",
-///   "one fifth"). After "a"/"an", a tens word followed by "second" is a duration:
+///   "one fifth"), and one that begins a sentence, which no numeral should ("First, …
+///   Third, …", "Tenth place went to …"); "Twenty first, …" becomes "21st, …". After "a"/"an", a tens word followed by "second" is a duration:
 ///   "a thirty second clip" -> "a 30 second clip".
 /// - Decimals and percentages: "three point one four" -> "3.14" (digits after "point" are
 ///   "zero", "oh" or one..nine), "fifty percent" / "fifty per cent" -> "50%".
@@ -51,9 +52,18 @@ pub fn normalize_numbers(text: &str) -> String {
         .windows(2)
         .map(|pair| classify_gap(&text[pair[0].end..pair[1].start]))
         .collect();
+    let starts_sentence: Vec<bool> = words
+        .iter()
+        .enumerate()
+        .map(|(i, word)| match i.checked_sub(1) {
+            None => !text[..word.start].chars().any(char::is_alphanumeric),
+            Some(p) => text[words[p].end..word.start].contains(['.', '!', '?']),
+        })
+        .collect();
     let parser = Parser {
         words: &words,
         gaps: &gaps,
+        starts_sentence: &starts_sentence,
     };
 
     let mut out = String::with_capacity(text.len());

@@ -91,7 +91,8 @@ impl Parser<'_> {
     }
 
     /// The ordinal `part` starting at word `i` (whose token is `tok`): "21st", or kept as a
-    /// word where it reads as a fraction or as "first"/"second", or a duration.
+    /// word where it reads as a fraction, as "first"/"second" or begins a sentence, or a
+    /// duration.
     fn ordinal(&self, i: usize, tok: Tok, part: Part) -> Number {
         let before = self.spaced_before(i);
         let after_article = matches!(before, Tok::A | Tok::An);
@@ -110,6 +111,7 @@ impl Parser<'_> {
         let single = part.end == i + 1;
         let keep = single
             && (matches!(tok, Tok::OrdUnit(1 | 2))
+                || self.starts_sentence[i]
                 || after_article
                 || matches!(
                     before,

@@ -35,6 +35,9 @@ pub(super) struct Parser<'a> {
     pub words: &'a [Word],
     /// `gaps[i]` separates `words[i]` from `words[i + 1]`.
     pub gaps: &'a [Gap],
+    /// `starts_sentence[i]`: `words[i]` begins the text or follows a full stop, question or
+    /// exclamation mark.
+    pub starts_sentence: &'a [bool],
 }
 
 impl Parser<'_> {

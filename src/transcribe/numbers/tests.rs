@@ -66,13 +66,13 @@ fn years() {
 fn ordinals() {
     assert_eq!(n("twenty first"), "21st");
     assert_eq!(n("twenty-first"), "21st");
-    assert_eq!(n("third"), "3rd");
+    assert_eq!(n("the third"), "the 3rd");
     assert_eq!(n("one hundredth"), "100th");
     assert_eq!(n("the fourth time"), "the 4th time");
-    assert_eq!(n("eleventh"), "11th");
-    assert_eq!(n("twelfth"), "12th");
-    assert_eq!(n("thirteenth"), "13th");
-    assert_eq!(n("twentieth"), "20th");
+    assert_eq!(n("the eleventh"), "the 11th");
+    assert_eq!(n("the twelfth"), "the 12th");
+    assert_eq!(n("the thirteenth"), "the 13th");
+    assert_eq!(n("the twentieth"), "the 20th");
     assert_eq!(n("forty second street"), "42nd street");
     assert_eq!(n("one hundred and first"), "101st");
     assert_eq!(n("one hundred twenty third"), "123rd");
@@ -85,6 +85,17 @@ fn ordinals() {
 fn ordinals_left_as_words() {
     assert_eq!(n("at first"), "at first");
     assert_eq!(n("First, we go."), "First, we go.");
+    // A lone ordinal that begins a sentence stays a word, as "First," does.
+    assert_eq!(
+        n("First, we plan. Second, we build. Third, we ship!"),
+        "First, we plan. Second, we build. Third, we ship!"
+    );
+    assert_eq!(n("Third, the report."), "Third, the report.");
+    assert_eq!(
+        n("Tenth place. Then the third."),
+        "Tenth place. Then the 3rd."
+    );
+    assert_eq!(n("Twenty first, the party."), "21st, the party.");
     assert_eq!(n("wait a second"), "wait a second");
     assert_eq!(n("a third of the cake"), "a third of the cake");
     assert_eq!(n("an eighth"), "an eighth");

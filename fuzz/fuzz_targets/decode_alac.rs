@@ -1,0 +1,5 @@
+//! Apple Lossless in M4A, decoded as uploads; seeded with the fixtures of that container and mutated in
+//! their structure half the time (see `verbatim_fuzz`).
+#![no_main]
+
+verbatim_fuzz::container_target!(verbatim_fuzz::is_mp4);

@@ -1,0 +1,5 @@
+//! MP4, M4A and MOV files holding AAC, decoded as uploads; seeded with the fixtures of that container and mutated in
+//! their structure half the time (see `verbatim_fuzz`).
+#![no_main]
+
+verbatim_fuzz::container_target!(verbatim_fuzz::is_mp4);
