@@ -1,6 +1,12 @@
 //! Subtitle files from timed segments: SubRip (`.srt`) and WebVTT (`.vtt`), as the OpenAI-compatible
 //! routes and `verbatim transcribe --format srt|vtt` write them. Cues are numbered from 1 (SRT),
 //! separated by a blank line, their text on lines of at most [`LINE_WIDTH`] characters.
+//!
+//! Cues are for reading: none lasts longer than [`MAX_CUE_SECS`] or holds more than
+//! [`MAX_CUE_LINES`] lines. A longer segment (an engine that times whole chunks, or a prompt
+//! that made Whisper write one long segment) is split, at a clause's punctuation where one
+//! falls in the second half of a cue, else between words; each piece is timed by its share of
+//! the segment's characters.
 
 use super::transcription::TranscriptionSegment;
 
@@ -8,10 +14,16 @@ use super::transcription::TranscriptionSegment;
 /// its own line.
 pub const LINE_WIDTH: usize = 42;
 
+/// The longest cue, in seconds.
+pub const MAX_CUE_SECS: f64 = 7.0;
+
+/// The most lines a cue holds.
+pub const MAX_CUE_LINES: usize = 2;
+
 /// A SubRip file: `1\n00:00:00,000 --> 00:00:01,500\nText\n\n` per segment with text.
 pub fn srt(segments: &[TranscriptionSegment]) -> String {
     let mut out = String::new();
-    for (number, segment) in cues(segments).enumerate() {
+    for (number, segment) in cues(segments).iter().enumerate() {
         out.push_str(&format!(
             "{}\n{} --> {}\n{}\n\n",
             number + 1,
@@ -42,9 +54,72 @@ pub fn vtt(segments: &[TranscriptionSegment]) -> String {
     out
 }
 
-/// The segments that have text (a cue cannot be empty).
-fn cues(segments: &[TranscriptionSegment]) -> impl Iterator<Item = &TranscriptionSegment> {
-    segments.iter().filter(|s| !s.text.trim().is_empty())
+/// The cues of the segments that have text (a cue cannot be empty), long ones split.
+fn cues(segments: &[TranscriptionSegment]) -> Vec<TranscriptionSegment> {
+    segments
+        .iter()
+        .filter(|s| !s.text.trim().is_empty())
+        .flat_map(split_for_reading)
+        .collect()
+}
+
+/// `segment` as cues of at most [`MAX_CUE_SECS`] and [`MAX_CUE_LINES`] lines.
+fn split_for_reading(segment: &TranscriptionSegment) -> Vec<TranscriptionSegment> {
+    let words: Vec<&str> = segment.text.split_whitespace().collect();
+    let duration = (segment.end - segment.start).max(0.0);
+    let fits = |words: &[&str], secs: f64| {
+        secs <= MAX_CUE_SECS + 1e-9 && lines(&words.join(" ")).len() <= MAX_CUE_LINES
+    };
+    if fits(&words, duration) {
+        return vec![segment.clone()];
+    }
+    // Where each word starts and ends, in characters of the text (a space after each word).
+    let mut offsets = Vec::with_capacity(words.len() + 1);
+    let mut at = 0;
+    for word in &words {
+        offsets.push(at);
+        at += word.chars().count() + 1;
+    }
+    offsets.push(at);
+    let secs_per_char = duration / at.max(1) as f64;
+    let time_at = |word: usize| segment.start + offsets[word] as f64 * secs_per_char;
+    let secs = |from: usize, to: usize| (offsets[to] - offsets[from]) as f64 * secs_per_char;
+
+    let mut cues = Vec::new();
+    let mut first = 0;
+    let mut emit = |from: usize, to: usize, last: bool| {
+        cues.push(TranscriptionSegment {
+            start: round_ms(time_at(from)),
+            end: if last {
+                segment.end
+            } else {
+                round_ms(time_at(to))
+            },
+            text: words[from..to].join(" "),
+        });
+    };
+    for next in 0..words.len() {
+        // Close cues until the piece with word `next` fits (a lone word always does).
+        while first < next && !fits(&words[first..=next], secs(first, next + 1)) {
+            let cut = clause_end(&words[first..next]).map_or(next, |k| first + k);
+            emit(first, cut, false);
+            first = cut;
+        }
+    }
+    emit(first, words.len(), true);
+    cues
+}
+
+/// Where to cut `piece`: after its last word that ends a clause (`.`, `,`, `;`, `:`, `?`, `!`),
+/// if that word is in the second half; the count of words kept.
+fn clause_end(piece: &[&str]) -> Option<usize> {
+    let ends_clause = |word: &&str| word.ends_with(['.', ',', ';', ':', '?', '!']);
+    let last = piece.iter().rposition(ends_clause)?;
+    (2 * (last + 1) >= piece.len()).then_some(last + 1)
+}
+
+fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
 }
 
 /// `hh:mm:ss` and milliseconds after `separator`; hours grow past two digits if they must.
@@ -132,5 +207,48 @@ mod tests {
             text.split_whitespace().collect::<Vec<_>>().join(" ")
         );
         assert!(broken.len() >= 3, "{broken:?}");
+    }
+
+    #[test]
+    fn a_long_segment_becomes_cues_of_at_most_seven_seconds_and_two_lines() {
+        // What Whisper wrote for 28.8 s of speech when a prompt kept it in one segment.
+        let text = "Please send the quarterly report to the finance team before Friday \
+                    afternoon. The meeting moved to Tuesday, so we have more time to check \
+                    the figures, the charts and the summary. After that, we can plan the next \
+                    quarter and talk about hiring two more people for support.";
+        let segments = segments(serde_json::json!([
+            {"start": 1.2, "end": 30.0, "text": text},
+            {"start": 31.0, "end": 32.0, "text": "Thanks."},
+        ]));
+        let cues = cues(&segments);
+        assert!(cues.len() >= 6, "{cues:?}");
+        for cue in &cues {
+            assert!(cue.end - cue.start <= MAX_CUE_SECS + 1e-6, "{cue:?}");
+            assert!(lines(&cue.text).len() <= MAX_CUE_LINES, "{cue:?}");
+        }
+        // Nothing lost or reordered; the times run on from the first cue to the last.
+        let joined: Vec<&str> = cues.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(joined.join(" "), format!("{text} Thanks."));
+        assert_eq!(cues[0].start, 1.2);
+        for pair in cues.windows(2) {
+            assert!(pair[0].end <= pair[1].start + 1e-9, "{pair:?}");
+        }
+        assert_eq!(cues[cues.len() - 2].end, 30.0);
+        // Cut after a clause where one is in the second half of a cue.
+        let at_clauses = cues[..cues.len() - 2]
+            .iter()
+            .filter(|c| c.text.ends_with(['.', ',']))
+            .count();
+        assert!(at_clauses >= 2, "{cues:?}");
+        let srt = srt(&segments);
+        assert!(srt.starts_with("1\n00:00:01,200 --> "), "{srt}");
+    }
+
+    #[test]
+    fn short_segments_stay_whole() {
+        let segments = segments(serde_json::json!([
+            {"start": 0.0, "end": 6.9, "text": "A short line of speech."},
+        ]));
+        assert_eq!(cues(&segments), segments);
     }
 }
