@@ -250,6 +250,9 @@ fn every_listing_ends_quietly_when_its_reader_goes_away() {
         &["dictionary", "terms"],
         &["dictionary", "corrections"],
         &["rules"],
+        &["snippets"],
+        &["profiles"],
+        &["prompt-actions"],
         &["config", "list"],
         &["token", "show"],
         &["dictation", "status"],
@@ -413,4 +416,21 @@ fn history_says_when_api_transcriptions_are_not_saved_and_how_to_save_them() {
         .assert()
         .success();
     cli(tmp.path()).arg("history").assert().success().stderr("");
+}
+
+#[test]
+fn a_malformed_session_id_is_refused_before_asking_the_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = closed_port().to_string();
+    for args in [
+        ["dictation", "result", "not-a-uuid"],
+        ["recorder", "session", "xyz"],
+    ] {
+        cli(tmp.path())
+            .args(args)
+            .args(["--port", &port])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("is not a session id (a UUID"));
+    }
 }

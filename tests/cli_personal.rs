@@ -432,3 +432,74 @@ fn import_takes_relative_absolute_and_home_paths() {
         .code(3)
         .stderr("Error: Server returned 400 - The document is not a valid Verbatim settings backup. workflows[0].id: expected a UUID.\n");
 }
+
+/// What a backup brings that the API does not list: snippets, profiles and prompt actions are
+/// listed and deleted in the data folder.
+#[test]
+fn snippets_profiles_and_prompt_actions_from_a_backup_are_listed_and_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _server = SpawnedServer::start(tmp.path(), &[]);
+    let backup = tmp.path().join("settings.json");
+    std::fs::write(&backup, sample_backup(0).to_string()).unwrap();
+    cli(tmp.path())
+        .arg("import")
+        .arg(&backup)
+        .assert()
+        .success();
+
+    cli(tmp.path()).arg("snippets").assert().success().stdout(
+        predicate::str::is_match(r"(?m)^my address +on +1 Rue de la Paix, Paris$").unwrap(),
+    );
+    let profiles = json_out(cli(tmp.path()).args(["profiles", "--json"]));
+    assert_eq!(profiles["profiles"][0]["name"], "Terminal", "{profiles}");
+    let actions = json_out(cli(tmp.path()).args(["prompt-actions", "list", "--json"]));
+    assert_eq!(
+        actions["prompt_actions"][0]["name"], "Summarise",
+        "{actions}"
+    );
+
+    cli(tmp.path())
+        .args(["snippets", "delete", "MY ADDRESS"])
+        .assert()
+        .success()
+        .stdout("Deleted the snippet MY ADDRESS\n");
+    cli(tmp.path())
+        .arg("snippets")
+        .assert()
+        .success()
+        .stdout("No snippets.\n");
+    cli(tmp.path())
+        .args(["profiles", "delete", "886313e1-3b8a-5372-9b90-0c9aee199e5d"])
+        .assert()
+        .success();
+    cli(tmp.path())
+        .arg("profiles")
+        .assert()
+        .success()
+        .stdout("No profiles.\n");
+    cli(tmp.path())
+        .args([
+            "prompt-actions",
+            "delete",
+            "16FD2706-8BAF-433B-82EB-8C7FADA847DA",
+        ])
+        .assert()
+        .success();
+    cli(tmp.path())
+        .arg("prompt-actions")
+        .assert()
+        .success()
+        .stdout("No prompt actions.\n");
+
+    // Deleting what is not there, or by a malformed id, is an error that says so.
+    cli(tmp.path())
+        .args(["snippets", "delete", "my address"])
+        .assert()
+        .code(1)
+        .stderr("Error: No snippet my address\n");
+    cli(tmp.path())
+        .args(["profiles", "delete", "terminal"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("'terminal' is not an id (a UUID"));
+}

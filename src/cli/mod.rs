@@ -156,6 +156,21 @@ pub enum Command {
     /// Read or change preferences in the local data folder.
     #[command(subcommand)]
     Config(commands::config::ConfigCommand),
+    /// List or delete snippets (from settings backups) in the local data folder.
+    Snippets {
+        #[command(subcommand)]
+        command: Option<commands::local_data::LocalDataCommand>,
+    },
+    /// List or delete profiles (from settings backups) in the local data folder.
+    Profiles {
+        #[command(subcommand)]
+        command: Option<commands::local_data::LocalDataCommand>,
+    },
+    /// List or delete prompt actions (from settings backups) in the local data folder.
+    PromptActions {
+        #[command(subcommand)]
+        command: Option<commands::local_data::LocalDataCommand>,
+    },
     /// Record the real engine's output on the corpus (what sim mode replays).
     #[command(subcommand)]
     Corpus(commands::corpus::CorpusCommand),
@@ -250,6 +265,15 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Export { path } => commands::backup::export(globals, &path),
         Command::Import { path } => commands::backup::import(globals, &path),
         Command::Config(cmd) => commands::config::run(globals, cmd),
+        Command::Snippets { command } => {
+            commands::local_data::run(globals, commands::local_data::Kind::Snippets, command)
+        }
+        Command::Profiles { command } => {
+            commands::local_data::run(globals, commands::local_data::Kind::Profiles, command)
+        }
+        Command::PromptActions { command } => {
+            commands::local_data::run(globals, commands::local_data::Kind::PromptActions, command)
+        }
         Command::Corpus(cmd) => commands::corpus::run(globals, cmd),
         Command::Token(cmd) => commands::token::run(globals, cmd),
         Command::Conformance(args) => commands::conformance::run(globals, args),

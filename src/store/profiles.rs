@@ -43,4 +43,15 @@ impl Store {
     pub fn profiles(&self) -> Result<Vec<Profile>, StoreError> {
         self.reading(Profile::all)
     }
+
+    /// Deletes the profile `id` with its application and address lists; returns whether there
+    /// was one.
+    pub fn delete_profile(&self, id: &uuid::Uuid) -> Result<bool, StoreError> {
+        // The lists go with it (ON DELETE CASCADE).
+        let deleted = self.conn().execute(
+            "DELETE FROM profiles WHERE id = ?1",
+            [crate::wire::format_uuid(id)],
+        )?;
+        Ok(deleted > 0)
+    }
 }

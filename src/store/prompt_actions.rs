@@ -20,6 +20,15 @@ impl Store {
     pub fn prompt_actions(&self) -> Result<Vec<PromptAction>, StoreError> {
         self.reading(all)
     }
+
+    /// Deletes the prompt action `id`; returns whether there was one.
+    pub fn delete_prompt_action(&self, id: &Uuid) -> Result<bool, StoreError> {
+        let deleted = self.conn().execute(
+            "DELETE FROM prompt_actions WHERE id = ?1",
+            [wire::format_uuid(id)],
+        )?;
+        Ok(deleted > 0)
+    }
 }
 
 pub(crate) fn all(conn: &Connection) -> rusqlite::Result<Vec<PromptAction>> {

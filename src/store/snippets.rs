@@ -19,6 +19,16 @@ impl Store {
     pub fn snippets(&self) -> Result<Vec<Snippet>, StoreError> {
         self.reading(all)
     }
+
+    /// Deletes the snippet whose trigger is `trigger` (case- and accent-insensitively);
+    /// returns whether there was one.
+    pub fn delete_snippet(&self, trigger: &str) -> Result<bool, StoreError> {
+        let deleted = self.conn().execute(
+            "DELETE FROM snippets WHERE trigger_key = ?1",
+            [fold(trigger)],
+        )?;
+        Ok(deleted > 0)
+    }
 }
 
 pub(crate) fn all(conn: &Connection) -> rusqlite::Result<Vec<Snippet>> {

@@ -52,6 +52,12 @@ pub fn read_session<T: Polled>(
     id: &str,
     wait: bool,
 ) -> Result<T, CliError> {
+    if crate::wire::parse_uuid(id).is_none() {
+        return Err(CliError::Local(format!(
+            "'{}' is not a session id (a UUID, as `start` and `status` print it)",
+            crate::wire::echo(id)
+        )));
+    }
     let query = [("id", id.to_string())];
     if !wait {
         return client.get_with_query(path, &query);
