@@ -320,3 +320,103 @@ fn no_sound_server_child() {
         "No microphone available"
     );
 }
+
+/// Dictations from the real microphone, started and stopped as a person would through the
+/// CLI against the real server, with no display to type into:
+/// - with insertion off, a silent dictation completes, keeps no empty history entry, and a
+///   normal stop writes no ERROR to the log (the PulseAudio client logged "Reactor error:
+///   Client disconnected" on every stop);
+/// - with insertion on, `dictation start` warns at once, and `dictation result` prints the text
+///   and where it is kept before the insertion problem.
+#[test]
+fn dictations_without_a_display_keep_their_text_and_say_why_it_was_not_typed() {
+    let Some(_pulse) = pulse() else { return };
+    let Some(models) = common::test_models() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let models = models.path().to_path_buf();
+    let no_display = Path::new("");
+    let run = |args: &[&str]| {
+        common::verbatim(home.path())
+            .env("VERBATIM_MODELS_DIR", &models)
+            .env("DISPLAY", no_display)
+            .env("WAYLAND_DISPLAY", no_display)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let cli = |args: &[&str]| {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let dictate = |speech: Option<&Path>| -> (String, String) {
+        let started = run(&["--json", "dictation", "start"]);
+        assert!(started.status.success(), "{started:?}");
+        let id = serde_json::from_slice::<serde_json::Value>(&started.stdout).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let warning = String::from_utf8(started.stderr).unwrap();
+        match speech {
+            Some(file) => {
+                let status = Command::new("paplay")
+                    .args(["--device=verbatim_sink", "--latency-msec=50"])
+                    .arg(file)
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            None => std::thread::sleep(Duration::from_millis(1500)),
+        }
+        cli(&["dictation", "stop"]);
+        (id, warning)
+    };
+    cli(&["models", "select", "tiny.en"]);
+    cli(&["config", "set", "dictationInsertion", "none"]);
+    let mut server = common::SpawnedServer::start_with_env(
+        home.path(),
+        &[],
+        &[
+            ("VERBATIM_MODELS_DIR", models.as_path()),
+            ("DISPLAY", no_display),
+            ("WAYLAND_DISPLAY", no_display),
+        ],
+    );
+
+    let (id, warning) = dictate(None);
+    assert_eq!(warning, "", "insertion is off: nothing to warn of");
+    let out = run(&["dictation", "result", &id, "--wait"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("No speech was heard"),
+        "{out:?}"
+    );
+    assert!(cli(&["history"]).starts_with("No history entries."));
+
+    cli(&["config", "set", "dictationInsertion", "clipboard"]);
+    let (_, file) = clip("en-founded");
+    let (id, warning) = dictate(Some(&file));
+    assert!(
+        warning.starts_with("Warning: the text cannot be typed into a window here"),
+        "{warning}"
+    );
+    let out = run(&["dictation", "result", &id, "--wait"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.to_lowercase().contains("founded"), "{text}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let kept = stderr
+        .find("kept in history")
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let failed = stderr.find("failed").unwrap_or_else(|| panic!("{stderr}"));
+    assert!(kept < failed, "{stderr}");
+
+    server.signal(libc::SIGTERM);
+    server.wait_exit();
+    let log = server.stderr();
+    assert!(!log.contains("Reactor error"), "{log}");
+    assert!(log.contains("/v1/dictation/stop"), "{log}");
+}

@@ -121,8 +121,12 @@ async fn transcription(
     let id = Query::of(&uri).id()?;
     let (session, transcription) = blocking(&app, move |app| {
         let session = app.store.dictation_session(&id)?;
+        // A session that failed after its text was saved (it could not be inserted) still
+        // shows the text.
         let entry = match &session {
-            Some(s) if s.status == "completed" => app.store.history_entry(&id)?,
+            Some(s) if matches!(s.status.as_str(), "completed" | "failed") => {
+                app.store.history_entry(&id)?
+            }
             _ => None,
         };
         Ok((session, entry))

@@ -157,6 +157,22 @@ impl Settings {
     }
 }
 
+/// Why dictated text could not be typed into a window here, with its fix (the display and
+/// insertion checks of [`run`]); None when it can, or when insertion is off.
+pub fn insertion_problem(context: &Context) -> Option<(String, String)> {
+    let settings = Settings::read(&context.data_dir);
+    if settings.insertion == "none" {
+        return None;
+    }
+    [
+        desktop::display(context),
+        desktop::insertion_tools(&context.desktop, &settings.insertion),
+    ]
+    .into_iter()
+    .find(|check| check.status == Status::Fail)
+    .map(|check| (check.detail, check.fix.unwrap_or_default()))
+}
+
 /// Runs every check.
 pub fn run(context: &Context) -> Report {
     let settings = Settings::read(&context.data_dir);

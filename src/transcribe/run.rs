@@ -313,8 +313,12 @@ impl Planned {
         }
     }
 
-    /// The history policy of the job's origin.
+    /// The history policy of the job's origin. Nothing heard is nothing to keep: an empty
+    /// transcript is never saved (a silent dictation then completes with no transcription).
     async fn save(self, mut transcript: Transcript) -> Result<Transcript, TranscribeError> {
+        if transcript.text.trim().is_empty() {
+            return Ok(transcript);
+        }
         let mut entry = NewHistoryEntry {
             text: transcript.text.clone(),
             raw_text: transcript.raw_text.clone(),

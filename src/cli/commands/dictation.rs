@@ -57,16 +57,38 @@ pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError>
             let answer: DictationSession =
                 read_session(&client, "/v1/dictation/transcription", &id, wait)?;
             print_answer(globals.json, &answer, |answer| {
-                if let Some(entry) = &answer.transcription {
-                    println!("{}", entry.text);
-                } else if answer.status != "failed" {
-                    println!("Status: {}", answer.status);
+                match &answer.transcription {
+                    Some(entry) => {
+                        println!("{}", entry.text);
+                        eprintln!(
+                            "(kept in history as {}: `verbatim history` lists it)",
+                            crate::wire::format_uuid(&answer.id)
+                        );
+                    }
+                    None if answer.status == "completed" => {
+                        eprintln!("No speech was heard; nothing was kept.")
+                    }
+                    None if answer.status != "failed" => println!("Status: {}", answer.status),
+                    None => {}
                 }
             });
             return ensure_completed(&answer, "Dictation");
         }
     }
     Ok(())
+}
+
+/// Says at once, on standard error, when the text will not reach a window (no display, no
+/// insertion tool: `verbatim doctor`'s checks), rather than after the person has spoken.
+fn warn_if_text_cannot_be_inserted(globals: &Globals) {
+    let Ok(context) = crate::doctor::Context::from_env(globals.dev, globals.port) else {
+        return;
+    };
+    if let Some((problem, fix)) = crate::doctor::insertion_problem(&context) {
+        eprintln!(
+            "Warning: the text cannot be typed into a window here ({problem}); it will be kept in history. Fix: {fix}"
+        );
+    }
 }
 
 const STATUS: &str = "/v1/dictation/status";
@@ -77,6 +99,7 @@ fn start(globals: &Globals, client: &Client, workflow: Option<String>) -> Result
         workflow_id: workflow,
     };
     let answer: DictationStarted = client.send("POST", "/v1/dictation/start", &body)?;
+    warn_if_text_cannot_be_inserted(globals);
     print_answer(globals.json, &answer, |answer| {
         let with = non_empty(&answer.workflow_name)
             .map(|workflow| format!(" with workflow '{workflow}'"))

@@ -89,11 +89,16 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
         .map_err(CliError::local)
 }
 
+/// The log filter unless `RUST_LOG` says otherwise. The PulseAudio client's reactor logs an
+/// ERROR ("Client disconnected") each time a capture stream is closed, a normal stop; a sound
+/// server that really goes away is reported by the capture itself.
+const DEFAULT_LOG_FILTER: &str = "info,whisper_rs=warn,pulseaudio::client::reactor=off";
+
 /// Logs on standard error: colours only on a terminal and never when `NO_COLOR` is set (to
 /// anything but the empty string, per no-color.org).
 fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,whisper_rs=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let colour = colour_wanted(
         std::env::var_os("NO_COLOR").as_deref(),
         std::io::IsTerminal::is_terminal(&std::io::stderr()),
