@@ -134,9 +134,16 @@ fn hear_chunk(
             return Ok(heard);
         }
         tracing::debug!(
-            "{seconds:.1} s chunk, window {:?}, sampled {}: {verdict:?}",
+            "{seconds:.1} s chunk, window {:?}, sampled {}: {verdict:?} in {:?}",
             attempt.window,
-            attempt.sampled
+            attempt.sampled,
+            heard
+                .iter()
+                .map(|s| s.text.as_str())
+                .collect::<String>()
+                .chars()
+                .take(160)
+                .collect::<String>()
         );
         if best.as_ref().is_none_or(|(_, worst)| verdict <= *worst) {
             best = Some((heard, verdict));
