@@ -44,9 +44,9 @@ impl PostProcessing {
 
     /// The request prompt joined (newline) with the enabled recognition terms, written as a
     /// sentence: Whisper reads the prompt as the text that came before, and after a list left
-    /// open ("Rajesh, Siobhan") it loops in short windows three times as often as after a
-    /// closed one ("Rajesh, Siobhan."): 9 chunks against 4 of 24 short real clips, 3 without a
-    /// prompt (tiny.en).
+    /// open ("Rajesh, Siobhan") it loops in short windows about twice as often as after a
+    /// closed one ("Rajesh, Siobhan."): 9 chunks doubted against 4 on 21 short real clips, 3
+    /// without a prompt (tiny.en, `scripts/bench-terms`).
     pub fn initial_prompt(&self, prompt: Option<&str>) -> Option<String> {
         let mut terms = self.recognition_terms.join(", ");
         if !terms.is_empty() && !terms.ends_with(['.', '!', '?']) {
