@@ -9,6 +9,7 @@ mod job;
 pub mod numbers;
 mod post;
 mod queue;
+mod readable;
 mod resolve;
 mod run;
 mod speech;

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::job::round_ms;
 use super::queue::{Queue, Slot};
+use super::readable::readable;
 use super::resolve::{Engines, Resolved, check, language_choice};
 use super::speech::{EngineCall, EngineSink, Listener};
 use super::{
@@ -240,10 +241,11 @@ impl Planned {
             words: self.options.wants_words(),
             cancel: cancel.clone(),
         };
+        let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
         let on_segments = on_segments.map(|mut sink| {
             let (post, options) = (self.post.clone(), self.options.clone());
             let sink: EngineSink = Box::new(move |segments, language| {
-                let timed: Vec<TimedText> = segments
+                let timed: Vec<TimedText> = readable(segments.to_vec(), timed_finely)
                     .iter()
                     .map(|s| {
                         TimedText::from_segment(s, |t| post_process(&post, &options, language, t))
@@ -295,8 +297,8 @@ impl Planned {
     fn finish(&self, output: EngineOutput, duration: f64) -> Transcript {
         let language = output.language.as_deref();
         let finish = |text: &str| post_process(&self.post, &self.options, language, text);
-        let segments = output
-            .segments
+        let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
+        let segments = readable(output.segments.clone(), timed_finely)
             .iter()
             .map(|s| TimedText::from_segment(s, finish))
             .collect();

@@ -63,8 +63,9 @@ fn cues(segments: &[TranscriptionSegment]) -> Vec<TranscriptionSegment> {
         .collect()
 }
 
-/// `segment` as cues of at most [`MAX_CUE_SECS`] and [`MAX_CUE_LINES`] lines.
-fn split_for_reading(segment: &TranscriptionSegment) -> Vec<TranscriptionSegment> {
+/// `segment` as cues of at most [`MAX_CUE_SECS`] and [`MAX_CUE_LINES`] lines (whole when it
+/// fits). Also how segments of an engine that times only whole chunks are split.
+pub fn split_for_reading(segment: &TranscriptionSegment) -> Vec<TranscriptionSegment> {
     let words: Vec<&str> = segment.text.split_whitespace().collect();
     let duration = (segment.end - segment.start).max(0.0);
     let fits = |words: &[&str], secs: f64| {
