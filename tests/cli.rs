@@ -291,11 +291,17 @@ fn people_at_a_terminal_read_what_to_do_instead_of_http() {
         .join("tests/fixtures/audio/speech_16k_mono_s16.wav")
         .display()
         .to_string();
+    let mut shown_all = String::new();
+    let mut show = |label: &str, command: String| -> (String, bool) {
+        let (shown, ok) = on_a_terminal(tmp.path(), &command);
+        shown_all.push_str(&format!("$ verbatim {label}\n{shown}\n"));
+        (shown, ok)
+    };
 
     // A model that is not downloaded: named, with the command that downloads it.
-    let (shown, ok) = on_a_terminal(
-        tmp.path(),
-        &format!("{bin} transcribe {clip} --model base.en"),
+    let (shown, ok) = show(
+        "transcribe speech.wav --model base.en",
+        format!("{bin} transcribe {clip} --model base.en --no-progress"),
     );
     assert!(!ok);
     assert!(
@@ -312,7 +318,10 @@ fn people_at_a_terminal_read_what_to_do_instead_of_http() {
     );
 
     // Nothing selected: how to select, or first download.
-    let (shown, _) = on_a_terminal(tmp.path(), &format!("{bin} transcribe {clip}"));
+    let (shown, _) = show(
+        "transcribe speech.wav",
+        format!("{bin} transcribe {clip} --no-progress"),
+    );
     assert!(shown.contains("Error: No model is selected."), "{shown}");
     assert!(
         shown.contains("verbatim models download tiny.en"),
@@ -321,13 +330,19 @@ fn people_at_a_terminal_read_what_to_do_instead_of_http() {
 
     // No file on a terminal: the usage, at once, instead of a silent wait.
     let started = std::time::Instant::now();
-    let (shown, ok) = on_a_terminal(tmp.path(), &format!("{bin} transcribe < /dev/tty"));
+    let (shown, ok) = show("transcribe", format!("{bin} transcribe < /dev/tty"));
     assert!(!ok);
     assert!(
         shown.contains("No audio file given. Usage: verbatim transcribe FILE"),
         "{shown}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
+
+    // A session id that is not one, and the status of nothing selected.
+    show("dictation result 42", format!("{bin} dictation result 42"));
+    show("status", format!("{bin} status"));
+    common::snapshot_settings()
+        .bind(|| insta::assert_snapshot!("cli_errors_for_people", shown_all));
 
     // Scripts (no terminal) still get the contract's line, and --json the Error object too.
     let out = cli(tmp.path())
