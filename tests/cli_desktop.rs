@@ -281,13 +281,13 @@ fn systemd_analyze_verifies_the_written_unit() {
     let out = match verify(&unit) {
         Ok(out) => out,
         Err(err) => {
-            eprintln!("skipped: systemd-analyze cannot run ({err})");
+            common::note_skip(&format!("systemd-analyze cannot run ({err})"));
             return;
         }
     };
     let complaints = format!("{}{}", text(&out.stdout), text(&out.stderr));
     if complaints.contains("Failed to initialize manager") || complaints.contains("bus") {
-        eprintln!("skipped: systemd-analyze cannot verify here: {complaints}");
+        common::note_skip(&format!("systemd-analyze cannot verify here: {complaints}"));
         return;
     }
     assert!(out.status.success(), "{complaints}");
@@ -551,7 +551,7 @@ fn on_a_terminal_progress_goes_to_stderr_and_stdout_keeps_the_result() {
     let terminal = match terminal {
         Ok(out) => out,
         Err(err) => {
-            eprintln!("skipped: `script` cannot run ({err})");
+            common::skip(&format!("`script` cannot run ({err})"));
             return;
         }
     };

@@ -60,7 +60,7 @@ fn pin_of(id: &str, body: &[u8]) -> String {
 /// The test pins only reach debug builds.
 fn pins_are_read() -> bool {
     if !cfg!(debug_assertions) {
-        eprintln!("skipped: VERBATIM_TEST_PINS is read by debug builds only");
+        common::note_skip("VERBATIM_TEST_PINS is read by debug builds only");
     }
     cfg!(debug_assertions)
 }

@@ -126,10 +126,7 @@ async fn the_prompt_steers_a_name_the_model_otherwise_mishears() {
 fn test_ct2() -> Option<PathBuf> {
     let dir = std::env::var_os("VERBATIM_TEST_CT2");
     if dir.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "VERBATIM_TEST_CT2 is set by scripts/test"
-        );
+        common::skip("VERBATIM_TEST_CT2 is not set (the CTranslate2 models scripts/test fetches)");
     }
     dir.map(PathBuf::from)
 }

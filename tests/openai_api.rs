@@ -137,9 +137,7 @@ fn cues_of(verbose: &Value) -> Vec<Cue> {
 fn openai_python() -> Option<PathBuf> {
     let python = std::env::var_os("VERBATIM_TEST_OPENAI_PYTHON").map(PathBuf::from);
     if python.is_none() {
-        eprintln!(
-            "skipped: VERBATIM_TEST_OPENAI_PYTHON is not set (scripts/test installs the openai package)"
-        );
+        common::skip("VERBATIM_TEST_OPENAI_PYTHON is not set (the openai package's interpreter)");
     }
     python
 }

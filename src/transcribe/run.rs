@@ -315,10 +315,11 @@ impl Planned {
         }
     }
 
-    /// The history policy of the job's origin. Nothing heard is nothing to keep: an empty
-    /// transcript is never saved (a silent dictation then completes with no transcription).
+    /// The history policy of the job's origin. An API transcription that heard nothing is not
+    /// kept; a dictation always is, empty or not (the contract: a session id is also its
+    /// history entry id, so a finished session stays readable).
     async fn save(self, mut transcript: Transcript) -> Result<Transcript, TranscribeError> {
-        if transcript.text.trim().is_empty() {
+        if transcript.text.trim().is_empty() && matches!(self.origin, Origin::Api) {
             return Ok(transcript);
         }
         let mut entry = NewHistoryEntry {

@@ -203,6 +203,34 @@ pub fn poll_until_done(port: u16, path: &str, limit: Duration) -> serde_json::Va
     }
 }
 
+/// A test that cannot run here because something it needs is missing (a model, an SDK, a
+/// sound server, a display): under `CI` (which `.ci/run` sets) that is a failure; otherwise
+/// the skip is noted on standard error and counted in `$VERBATIM_TEST_SKIPS` (a file
+/// `scripts/test` reads to print how many tests were skipped and why).
+pub fn skip(reason: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("{reason}: run ./scripts/test, which installs and starts what the tests need");
+    }
+    note_skip(reason);
+}
+
+/// A test that cannot run on this machine whatever is installed (no systemd to verify a unit
+/// with, say): noted and counted as [`skip`] does, never a failure.
+pub fn note_skip(reason: &str) {
+    eprintln!("skipped: {reason}");
+    if let Some(path) = std::env::var_os("VERBATIM_TEST_SKIPS") {
+        use std::io::Write;
+        let test = std::thread::current().name().unwrap_or("?").to_owned();
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(file, "{test}: {reason}");
+        }
+    }
+}
+
 /// The folder holding the real tiny.en model that `scripts/test` installs. None (the test
 /// is skipped with a note) when run outside that script; under CI a missing model fails.
 pub fn test_models() -> Option<ModelDir> {
@@ -214,11 +242,8 @@ pub fn test_models() -> Option<ModelDir> {
         {
             Some(ModelDir::new(dir))
         }
-        _ if std::env::var_os("CI").is_some() => {
-            panic!("VERBATIM_TEST_MODELS does not hold ggml-tiny.en.bin: run ./scripts/test")
-        }
         _ => {
-            eprintln!("skipped: no installed model (run ./scripts/test to install tiny.en)");
+            skip("VERBATIM_TEST_MODELS does not hold ggml-tiny.en.bin");
             None
         }
     }
@@ -231,7 +256,7 @@ pub fn test_models_with_base() -> Option<ModelDir> {
     if models.path().join("ggml-base.bin").is_file() {
         Some(models)
     } else {
-        eprintln!("skipped: no base model");
+        skip("VERBATIM_TEST_MODELS does not hold the base model");
         None
     }
 }
@@ -242,10 +267,8 @@ pub fn test_models_with_moonshine() -> Option<ModelDir> {
     let models = test_models()?;
     if models.path().join("moonshine-tiny/tokenizer.bin").is_file() {
         Some(models)
-    } else if std::env::var_os("CI").is_some() {
-        panic!("VERBATIM_TEST_MODELS does not hold moonshine-tiny: run ./scripts/test")
     } else {
-        eprintln!("skipped: no moonshine-tiny model");
+        skip("VERBATIM_TEST_MODELS does not hold moonshine-tiny");
         None
     }
 }

@@ -58,15 +58,15 @@ pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError>
                 read_session(&client, "/v1/dictation/transcription", &id, wait)?;
             print_answer(globals.json, &answer, |answer| {
                 match &answer.transcription {
+                    Some(entry) if entry.text.trim().is_empty() => {
+                        eprintln!("No speech was heard.")
+                    }
                     Some(entry) => {
                         println!("{}", entry.text);
                         eprintln!(
                             "(kept in history as {}: `verbatim history` lists it)",
                             crate::wire::format_uuid(&answer.id)
                         );
-                    }
-                    None if answer.status == "completed" => {
-                        eprintln!("No speech was heard; nothing was kept.")
                     }
                     None if answer.status != "failed" => println!("Status: {}", answer.status),
                     None => {}
