@@ -370,32 +370,16 @@ fn doctor_reports_every_check_and_its_exit_code_follows_the_failures() {
     assert_eq!(code, Some(if failed { 1 } else { 0 }));
 }
 
-/// `command` started with an open file limit of `soft` / `hard`.
-fn with_file_limit(mut command: Command, soft: u64, hard: u64) -> Command {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
-    unsafe {
-        command.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: soft,
-                rlim_max: hard,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        });
-    }
-    command
-}
-
 /// A hard open file limit of 256 leaves the server fewer connections: doctor says how many and
 /// how to raise the limit. A soft limit of 256 under a hard one of 4096 is fine (it is raised).
 #[test]
 fn doctor_warns_of_a_low_open_file_limit_with_the_cap_it_leaves() {
     let home = tempfile::tempdir().unwrap();
-    let (_, report) = doctor_json(&mut with_file_limit(verbatim(home.path()), 256, 256));
+    let (_, report) = doctor_json(&mut common::with_file_limit(
+        verbatim(home.path()),
+        256,
+        256,
+    ));
     let found = check(&report, "open files");
     assert_eq!(found["status"], "warn", "{found}");
     assert!(
@@ -410,7 +394,11 @@ fn doctor_warns_of_a_low_open_file_limit_with_the_cap_it_leaves() {
         "{found}"
     );
 
-    let (_, report) = doctor_json(&mut with_file_limit(verbatim(home.path()), 256, 4096));
+    let (_, report) = doctor_json(&mut common::with_file_limit(
+        verbatim(home.path()),
+        256,
+        4096,
+    ));
     assert_eq!(check(&report, "open files")["status"], "ok");
 }
 

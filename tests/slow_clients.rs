@@ -7,7 +7,6 @@ mod common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -18,26 +17,12 @@ use verbatim::server::descriptors::connection_cap;
 
 /// `verbatim serve --sim` whose open file limit starts at `soft` / `hard`.
 fn serve_with_file_limit(home: &std::path::Path, soft: u64, hard: u64) -> SpawnedServer {
-    let mut command = common::verbatim(home);
+    let mut command = common::with_file_limit(common::verbatim(home), soft, hard);
     command
         .args(["serve", "--port", "0", "--sim"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
-    unsafe {
-        command.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: soft,
-                rlim_max: hard,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        });
-    }
     SpawnedServer::adopt(command.spawn().unwrap(), home)
 }
 
@@ -89,6 +74,21 @@ fn status_from_a_new_client(port: u16) -> (u16, Duration) {
     let mut raw = Vec::new();
     let _ = stream.read_to_end(&mut raw);
     (parse_response(&raw).0, started.elapsed())
+}
+
+/// `count` connections that each send the start of a request head and never finish it.
+fn half_sent_requests(port: u16, count: usize) -> Vec<TcpStream> {
+    (0..count)
+        .map(|_| {
+            let mut stream = connect(port);
+            write!(
+                stream,
+                "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            )
+            .unwrap();
+            stream
+        })
+        .collect()
 }
 
 /// A request head for a 100-byte JSON body, whose body is then sent one byte at a time.
@@ -191,17 +191,7 @@ fn a_flood_of_half_sent_requests_neither_exhausts_descriptors_nor_locks_out_a_ne
     let port = server.discovery.port;
     let before = open_files(server.pid());
     let started = Instant::now();
-    let slow: Vec<TcpStream> = (0..1100)
-        .map(|_| {
-            let mut stream = connect(port);
-            write!(
-                stream,
-                "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-            )
-            .unwrap();
-            stream
-        })
-        .collect();
+    let slow = half_sent_requests(port, 1100);
 
     let (status, took) = status_from_a_new_client(port);
     assert_eq!(status, 200);
@@ -229,17 +219,7 @@ fn under_a_low_open_file_limit_the_cap_leaves_room_for_the_servers_own_files() {
     let cap = connection_cap(Some(256));
     assert!(cap < MAX_CONNECTIONS);
     let before = open_files(server.pid());
-    let slow: Vec<TcpStream> = (0..300)
-        .map(|_| {
-            let mut stream = connect(port);
-            write!(
-                stream,
-                "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-            )
-            .unwrap();
-            stream
-        })
-        .collect();
+    let slow = half_sent_requests(port, 300);
 
     for _ in 0..3 {
         let (status, took) = status_from_a_new_client(port);

@@ -203,6 +203,26 @@ pub fn poll_until_done(port: u16, path: &str, limit: Duration) -> serde_json::Va
     }
 }
 
+/// `command` (the real binary, say) started with an open file limit of `soft` / `hard`.
+pub fn with_file_limit(mut command: Command, soft: u64, hard: u64) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    command
+}
+
 /// A test that cannot run here because something it needs is missing (a model, an SDK, a
 /// sound server, a display): under `CI` (which `.ci/run` sets) that is a failure; otherwise
 /// the skip is noted on standard error and counted in `$VERBATIM_TEST_SKIPS` (a file
