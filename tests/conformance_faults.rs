@@ -32,6 +32,8 @@ enum Fault {
     LimitNotClamped,
     /// 413s of the 1 MiB JSON routes name the 256 MiB limit.
     WrongLimitMessage,
+    /// Every dictation and Recorder session that completed is reported `failed`.
+    SessionsFail,
 }
 
 /// Starts the proxy on an ephemeral port in front of `upstream`; runs until the test ends.
@@ -151,6 +153,17 @@ fn rewrite(head: &str, raw: Vec<u8>, fault: Fault) -> Vec<u8> {
             response.body = page.to_string().into_bytes();
             true
         }
+        Fault::SessionsFail
+            if (path.starts_with("/v1/dictation/transcription")
+                || path.starts_with("/v1/recorder/session"))
+                && json().is_some_and(|j| j["status"] == "completed") =>
+        {
+            let mut session = json().unwrap();
+            session["status"] = "failed".into();
+            session["error"] = "Planted: the session failed".into();
+            response.body = session.to_string().into_bytes();
+            true
+        }
         Fault::WrongLimitMessage
             if response.status == 413 && response.text().contains(" 1 MiB.") =>
         {
@@ -185,9 +198,15 @@ fn serialize(response: &Response, is_head: bool) -> Vec<u8> {
 
 /// Runs the kit (read-only, JSON report) against the proxy; the ids of the failed checks.
 fn failed_checks(home: &Path, port: u16) -> Vec<String> {
+    failed_checks_with(home, port, &[])
+}
+
+/// [`failed_checks`] with more of the kit's options (`--allow-audio`, say).
+fn failed_checks_with(home: &Path, port: u16, options: &[&str]) -> Vec<String> {
     let out = verbatim(&home.join("client"))
         .args(["conformance", "--format", "json", "--url"])
         .arg(format!("http://127.0.0.1:{port}"))
+        .args(options)
         .output()
         .unwrap();
     let report: Value = serde_json::from_slice(&out.stdout)
@@ -240,4 +259,28 @@ fn every_planted_fault_fails_exactly_its_checks() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// A server whose dictation and Recorder sessions always end `failed` fails the kit's session
+/// checks (run with audio); the same server unchanged passes them.
+#[test]
+fn sessions_that_always_fail_fail_the_kit() {
+    let home = tempfile::tempdir().unwrap();
+    let server = SpawnedServer::start(home.path(), &["--sim"]);
+    let upstream = server.discovery.port;
+    let options = ["--allow-writes", "--allow-audio"];
+    let passing = failed_checks_with(home.path(), proxy(upstream, Fault::None), &options);
+    assert_eq!(passing, Vec::<String>::new());
+    let failed = failed_checks_with(home.path(), proxy(upstream, Fault::SessionsFail), &options);
+    for check in [
+        "dictation.result",
+        "dictation.history-entry",
+        "recorder.session",
+        "recorder.output-file",
+    ] {
+        assert!(
+            failed.iter().any(|f| f == check),
+            "{check} passed: {failed:?}"
+        );
+    }
 }
