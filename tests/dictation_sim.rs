@@ -306,6 +306,41 @@ fn a_missing_microphone_is_a_conflict() {
     assert_eq!(status["state"], "idle");
 }
 
+/// Nobody could transcribe it: the start is refused before the microphone opens, with the
+/// model and the command that fixes it, and nothing is captured.
+#[test]
+fn a_start_with_no_model_ready_is_refused_before_capture() {
+    let home = tempfile::tempdir().unwrap();
+    let missing = SCENARIO.replace(r#""tiny.en" = "present""#, r#""tiny.en" = "absent""#);
+    let server = serve_scenario(home.path(), &missing);
+    let port = server.discovery.port;
+    let (code, body) = http_json(port, "POST", "/v1/dictation/start", None);
+    assert_eq!(
+        (code, message(&body)),
+        (
+            409,
+            "No model is ready: the model 'tiny.en' is not downloaded (verbatim models download tiny.en)"
+        )
+    );
+    let (_, status) = http_json(port, "GET", "/v1/dictation/status", None);
+    assert_eq!(
+        (status["state"].as_str(), status["is_recording"].as_bool()),
+        (Some("idle"), Some(false))
+    );
+    let (_, history) = http_json(port, "GET", "/v1/history", None);
+    assert_eq!(history["total"], 0);
+
+    let none = SCENARIO.replace("selected_model = \"tiny.en\"\n", "");
+    let other_home = tempfile::tempdir().unwrap();
+    let server = serve_scenario(other_home.path(), &none);
+    let (code, body) = http_json(server.discovery.port, "POST", "/v1/dictation/start", None);
+    assert_eq!(code, 409, "{body}");
+    assert!(
+        message(&body).starts_with("No model is ready: no model is selected"),
+        "{body}"
+    );
+}
+
 #[test]
 fn a_finished_session_reads_the_same_after_a_restart() {
     let home = tempfile::tempdir().unwrap();

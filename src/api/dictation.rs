@@ -32,7 +32,9 @@ impl From<DictationError> for ApiError {
     fn from(err: DictationError) -> Self {
         match err {
             DictationError::WorkflowNotFound => ApiError::NotFound(err.to_string()),
-            DictationError::WorkflowDisabled => ApiError::Conflict(err.to_string()),
+            DictationError::WorkflowDisabled | DictationError::NoModelReady(_) => {
+                ApiError::Conflict(err.to_string())
+            }
             DictationError::Refused(refused @ (Refused::NotIdle | Refused::NotRecording)) => {
                 ApiError::Conflict(refused.to_string())
             }

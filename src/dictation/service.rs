@@ -19,7 +19,8 @@ use crate::audio::capture::{AudioSource, CaptureError, Feed};
 use crate::audio::resample::TARGET_RATE;
 use crate::session::{self, Capture, Driven, Driver, Internal, Live};
 use crate::store::{DictationSession, Store, StoreError, Workflow, preferences};
-use crate::transcribe::Transcriber;
+use crate::transcribe::{Dictated, Origin, TranscribeError, Transcriber};
+use crate::wire::transcription::TranscribeOptions;
 
 /// How long one read of the microphone waits.
 const READ_SLICE: Duration = Duration::from_millis(20);
@@ -36,6 +37,9 @@ pub enum DictationError {
     /// The state machine refused the request (not idle, not recording).
     #[error(transparent)]
     Refused(#[from] Refused),
+    /// No model can transcribe what would be captured (checked before the microphone opens).
+    #[error("No model is ready: {0}")]
+    NoModelReady(String),
     /// The microphone is missing or could not be opened.
     #[error(transparent)]
     Capture(#[from] CaptureError),
@@ -197,6 +201,7 @@ impl Dictation {
         let mut live = self.driver.lock().await;
         let id = Uuid::new_v4();
         let next = live.check(Event::Start { id })?;
+        self.ready_to_transcribe(id).await?;
         let opening = self.clone();
         let (feed, session, max_samples) =
             session::blocking("opening the microphone stopped", move || {
@@ -211,6 +216,48 @@ impl Dictation {
         live.begin(next, capture, session);
         tracing::info!(%id, "dictation started");
         Ok(Started { id, workflow })
+    }
+
+    /// Refuses a start that nobody could transcribe (no model selected, its weights missing)
+    /// before anything is captured: the person learns it before speaking, not after.
+    async fn ready_to_transcribe(&self, id: Uuid) -> Result<(), DictationError> {
+        let origin = Origin::Dictation(Dictated {
+            id,
+            started_at: Utc::now(),
+            app_name: None,
+            app_bundle_id: None,
+            app_url: None,
+        });
+        let planned = self
+            .transcriber
+            .plan(TranscribeOptions::default(), false, origin)
+            .await;
+        let Err(err) = planned else {
+            return Ok(());
+        };
+        let reason = match err {
+            TranscribeError::NoEngineSelected => {
+                "no model is selected (verbatim models select ID)".to_owned()
+            }
+            TranscribeError::NotConfigured(_) => {
+                let transcriber = self.transcriber.clone();
+                let selected = session::blocking("reading the selection stopped", move || {
+                    Ok::<_, DictationError>(transcriber.selected()?)
+                })
+                .await
+                .ok()
+                .flatten();
+                match selected {
+                    Some(resolved) => format!(
+                        "the model '{0}' is not downloaded (verbatim models download {0})",
+                        resolved.offer.spec.id
+                    ),
+                    None => "the selected model is not downloaded".to_owned(),
+                }
+            }
+            other => other.public_message(),
+        };
+        Err(DictationError::NoModelReady(reason))
     }
 
     /// Stops recording and begins processing; returns the session id.
