@@ -164,3 +164,49 @@ fn a_failed_session_exits_with_code_3_and_its_reason() {
             "Dictation {id} failed: The microphone was lost"
         )));
 }
+
+/// A dictation whose transcription fails keeps what was said: the error names the WAV kept in
+/// the data folder, and `dictation retry` transcribes it again.
+#[test]
+fn a_failed_transcription_keeps_the_audio_and_retry_transcribes_it() {
+    let home = tempfile::tempdir().unwrap();
+    let failing = SCENARIO.replace("[engine]\n", "[engine]\nfail_requests = [1]\n");
+    let server = serve_scenario(home.path(), &failing);
+    let started = cli(&server)
+        .args(["dictation", "start", "--json"])
+        .output()
+        .unwrap();
+    let id = json_of(&started)["id"].as_str().unwrap().to_string();
+    std::thread::sleep(Duration::from_millis(3800));
+    cli(&server).args(["dictation", "stop"]).assert().success();
+    let failed = cli(&server)
+        .args(["dictation", "result", &id, "--wait"])
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(3));
+    let error = String::from_utf8_lossy(&failed.stderr).to_string();
+    let kept = server
+        .home
+        .join("failed-dictations")
+        .join(format!("{id}.wav"));
+    assert!(
+        error.contains(&format!("The audio is kept in {}", kept.display()))
+            && error.contains(&format!("`verbatim dictation retry {id}`")),
+        "{error}"
+    );
+    let wav = hound::WavReader::open(&kept).unwrap();
+    assert_eq!((wav.spec().sample_rate, wav.spec().channels), (16_000, 1));
+    assert!(wav.duration() > 16_000 * 3, "{} samples", wav.duration());
+
+    cli(&server)
+        .args(["dictation", "retry", &id])
+        .assert()
+        .success()
+        .stdout("The company was founded in 2006.\n")
+        .stderr(predicate::str::contains("the audio stays in"));
+    cli(&server)
+        .args(["dictation", "retry", "0F8FAD5B-D9CB-469F-A165-70867728950E"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("No kept audio for dictation"));
+}

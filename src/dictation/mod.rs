@@ -10,3 +10,5 @@ pub mod machine;
 pub mod service;
 mod transcript;
 pub mod workflow_match;
+
+pub use transcript::FAILED_AUDIO_FOLDER;

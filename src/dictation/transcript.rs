@@ -25,6 +25,8 @@ pub(super) async fn transcribe_and_save(
         TranscribeError::internal("capture", "the capture thread stopped unexpectedly")
             .public_message()
     })?;
+    // Kept for a failure: the audio is then written out, so nothing said is lost.
+    let kept = samples.clone();
     let job = Job {
         audio: Audio::Samples(samples),
         options: workflow_options(session.workflow.as_ref()),
@@ -39,8 +41,46 @@ pub(super) async fn transcribe_and_save(
     };
     match transcriber.run(job).await {
         Ok(transcript) => Ok(transcript.text),
-        Err(err) => Err(err.public_message()),
+        Err(err) => {
+            let message = err.public_message();
+            let folder = transcriber.data_folder().join(FAILED_AUDIO_FOLDER);
+            let saved = session::blocking("keeping the audio stopped", move || {
+                keep_audio(&folder, id, &kept)
+            })
+            .await;
+            Err(match saved {
+                Ok(path) => format!(
+                    "{message} The audio is kept in {}; `verbatim dictation retry {}` transcribes it again.",
+                    path.display(),
+                    crate::wire::format_uuid(&id)
+                ),
+                Err(e) => {
+                    tracing::error!(%id, "the dictation's audio could not be kept: {e}");
+                    message
+                }
+            })
+        }
     }
+}
+
+/// The folder of the data folder where the audio of dictations that could not be transcribed
+/// is kept, as `<session id>.wav` (16 kHz mono, 16-bit).
+pub const FAILED_AUDIO_FOLDER: &str = "failed-dictations";
+
+/// Writes `samples` (16 kHz mono) as `<folder>/<ID>.wav`, atomically; returns its path.
+fn keep_audio(
+    folder: &std::path::Path,
+    id: Uuid,
+    samples: &[f32],
+) -> Result<std::path::PathBuf, crate::session::Internal> {
+    let failed = |e: std::io::Error| crate::session::Internal::new("keeping the audio", e);
+    crate::files::create_private_dir(folder).map_err(failed)?;
+    let path = folder.join(format!("{}.wav", crate::wire::format_uuid(&id)));
+    let mut sink =
+        crate::audio::wav::WavSink::create(&path, crate::audio::resample::TARGET_RATE, 1)
+            .map_err(failed)?;
+    sink.write(samples).map_err(failed)?;
+    sink.finish().map_err(failed)
 }
 
 /// Transcription options from a workflow's language settings.

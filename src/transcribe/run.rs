@@ -78,6 +78,15 @@ impl Transcriber {
         &self.engines.0
     }
 
+    /// The data folder: where the database is (and what dictation keeps beside it).
+    pub fn data_folder(&self) -> std::path::PathBuf {
+        self.store
+            .path()
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
     /// The selection stored in the preferences, if it names an engine of this build (reads the
     /// store: call it off the async workers).
     pub fn selected(&self) -> Result<Option<Resolved>, StoreError> {

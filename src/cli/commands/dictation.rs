@@ -35,6 +35,12 @@ pub enum DictationCommand {
         #[arg(long)]
         wait: bool,
     },
+    /// Transcribe again the audio of a dictation that failed (kept in the data folder's
+    /// `failed-dictations/`), and print its text.
+    Retry {
+        /// The failed session's id (its error names it).
+        id: String,
+    },
 }
 
 pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError> {
@@ -43,6 +49,7 @@ pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError>
         DictationCommand::Start { workflow } => start(globals, &client, workflow)?,
         DictationCommand::Stop => stop(globals, &client, STOP, "transcribed")?,
         DictationCommand::Toggle { workflow } => toggle(globals, &client, workflow)?,
+        DictationCommand::Retry { id } => retry(globals, &client, &id)?,
         DictationCommand::Status => {
             let answer: DictationStatus = client.get("/v1/dictation/status")?;
             print_answer(globals.json, &answer, |answer| {
@@ -75,6 +82,44 @@ pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError>
             return ensure_completed(&answer, "Dictation");
         }
     }
+    Ok(())
+}
+
+/// Transcribes the kept audio of the failed session `id` through the local-file route (the
+/// server reads the file; nothing is uploaded) and prints the text; the file stays until the
+/// person deletes it.
+fn retry(globals: &Globals, client: &Client, id: &str) -> Result<(), CliError> {
+    let session = crate::wire::parse_uuid(id).ok_or_else(|| {
+        CliError::Local(format!(
+            "'{}' is not a session id (a UUID, as the failure message names it)",
+            crate::wire::echo(id)
+        ))
+    })?;
+    let data = crate::discovery::DataDir::resolve(globals.dev).map_err(CliError::local)?;
+    let path = data
+        .root()
+        .join(crate::dictation::FAILED_AUDIO_FOLDER)
+        .join(format!("{}.wav", crate::wire::format_uuid(&session)));
+    if !path.is_file() {
+        return Err(CliError::Local(format!(
+            "No kept audio for dictation {}: {} does not exist (only a dictation whose transcription failed keeps its audio)",
+            crate::wire::format_uuid(&session),
+            path.display()
+        )));
+    }
+    let body = crate::wire::transcription::LocalFileRequest::new(
+        path.display().to_string(),
+        &crate::wire::transcription::TranscribeOptions::default(),
+    );
+    let answer: crate::wire::transcription::Transcription =
+        client.send("POST", "/v1/transcribe/local-file", &body)?;
+    print_answer(globals.json, &answer, |answer| {
+        println!("{}", answer.text);
+        eprintln!(
+            "(the audio stays in {}; delete it when you have the text)",
+            path.display()
+        );
+    });
     Ok(())
 }
 
