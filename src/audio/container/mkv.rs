@@ -62,6 +62,7 @@ const MASTERS: [u32; 30] = [
     0x67C8,      // SimpleTag
 ];
 
+const EBML_HEADER: u32 = 0x1A45_DFA3;
 const SEGMENT: u32 = 0x1853_8067;
 const SEEK: u32 = 0x4DBB;
 const SEEK_ID: u32 = 0x53AB;
@@ -200,6 +201,17 @@ impl Walker<'_> {
             let parent_end = open.last().copied().unwrap_or(u64::MAX);
             if h.id == SEGMENT && self.segment_data.is_none() {
                 self.segment_data = Some(h.data);
+            }
+            // The demuxer reads the EBML header's children as strings and numbers sized from
+            // what it takes their sizes to be; one of unknown size, or one inside another
+            // element, sends it reading sizes out of the wrong bytes (a 62-byte file asked for
+            // 287 GB). The header has a known size and comes first, at the top.
+            if h.id == EBML_HEADER && (h.unknown || !open.is_empty() || pos != start) {
+                return Err(fail(
+                    in_clusters,
+                    h.pos,
+                    "an EBML header of unknown size or out of place",
+                ));
             }
             if MASTERS.contains(&h.id) {
                 let own_end = h.known_end();
