@@ -7,6 +7,10 @@
 //! so the walk refuses a cookie or packet table larger than the rest of the file, a packet
 //! table that claims more packets than it has bytes, packets larger than the file and PCM
 //! frames of implausible size.
+//!
+//! The walk steps from chunk to chunk where the demuxer does: it reads a channel layout and a
+//! packet table by their content, not by their declared size, so the next chunk is where their
+//! content ends (a channel layout declaring 2^63 bytes hid a magic cookie asking for 8 EB).
 
 use std::fs::File;
 
@@ -50,7 +54,22 @@ pub(crate) fn scan_caf(file: &mut File, len: u64) -> Result<(), String> {
                 desc = Some(d);
             }
             b"kuki" if size > left => return Err("the magic cookie overruns the file".into()),
-            b"pakt" => packet_table(file, data, size, left, desc, len)?,
+            b"pakt" => match packet_table(file, data, size, left, desc, len)? {
+                Some(read) => {
+                    pos = data + read;
+                    continue;
+                }
+                None => return Ok(()), // refused by the demuxer, or the table ends early
+            },
+            b"chan" => {
+                if size < 12 || left < 12 {
+                    return Ok(()); // refused by the demuxer, or cut short
+                }
+                let mut count = [0u8; 4];
+                read_at(file, data + 8, &mut count).map_err(|e| e.to_string())?;
+                pos = data + 12 + 20 * u64::from(u32::from_be_bytes(count));
+                continue;
+            }
             _ => {}
         }
         match data.checked_add(size) {
@@ -80,9 +99,9 @@ fn packet_table(
     left: u64,
     desc: Option<Description>,
     file_len: u64,
-) -> Result<(), String> {
+) -> Result<Option<u64>, String> {
     if size < 24 {
-        return Ok(()); // refused by the demuxer
+        return Ok(None); // refused by the demuxer
     }
     if size > left {
         return Err("the packet table overruns the file".into());
@@ -91,13 +110,13 @@ fn packet_table(
     read_at(file, data, &mut head).map_err(|e| e.to_string())?;
     let packets = i64::from_be_bytes(head);
     let Ok(packets) = u64::try_from(packets) else {
-        return Ok(()); // refused by the demuxer
+        return Ok(None); // refused by the demuxer
     };
     if packets > size - 24 {
         return Err("the packet table claims more packets than it holds".into());
     }
     let Some(desc) = desc else {
-        return Ok(()); // refused by the demuxer
+        return Ok(None); // refused by the demuxer
     };
     // Which fields each entry has: a size unless packets have a constant one, a frame count
     // unless packets have a constant one.
@@ -106,7 +125,7 @@ fn packet_table(
         return Err("the packet size overruns the file".into());
     }
     if !sized && !counted {
-        return Ok(());
+        return Ok(Some(24)); // no entries: the demuxer reads the header only
     }
     let mut entries = vec![0u8; (size - 24) as usize];
     read_at(file, data + 24, &mut entries).map_err(|e| e.to_string())?;
@@ -118,14 +137,15 @@ fn packet_table(
                     return Err("a packet overruns the file".into());
                 }
                 Some(_) => {}
-                None => return Ok(()), // the table ends early: the demuxer fails there
+                None => return Ok(None), // the table ends early: the demuxer fails there
             }
         }
         if counted && vlq(&entries, &mut at).is_none() {
-            return Ok(());
+            return Ok(None);
         }
     }
-    Ok(())
+    // Where the demuxer's reading of the table ends.
+    Ok(Some(24 + at as u64))
 }
 
 /// A CAF variable-length integer (seven bits a byte, high bit set on all but the last).
@@ -197,5 +217,26 @@ mod tests {
         assert!(scan(&[desc(0, 4096, 0), pakt(1, &huge)]).is_err());
         // PCM frames of 4 GB.
         assert!(scan(&[desc(u32::MAX, 1, 16)]).is_err());
+    }
+
+    /// The demuxer reads a channel layout and a packet table by their content: a cookie right
+    /// after their content is read, whatever size they declare, and is checked.
+    #[test]
+    fn chunks_hidden_behind_a_declared_size_are_checked_where_the_demuxer_reads_them() {
+        let mut cookie = b"kuki".to_vec();
+        cookie.extend_from_slice(&(1i64 << 62).to_be_bytes());
+        cookie.extend_from_slice(&[0; 24]);
+        let mut layout = b"chan".to_vec();
+        layout.extend_from_slice(&i64::MAX.to_be_bytes());
+        layout.extend_from_slice(&[0; 12]); // tag, bitmap, no descriptions
+        assert!(scan(&[desc(0, 4096, 0), layout.clone(), cookie.clone()]).is_err());
+        // A table of 25 bytes declaring 61: the cookie (36 bytes) lies inside its declared size.
+        let mut long_table = pakt(1, &[20]);
+        long_table[4..12].copy_from_slice(&61i64.to_be_bytes());
+        assert!(scan(&[desc(0, 4096, 0), long_table, cookie]).is_err());
+        // An honest layout followed by data passes.
+        let honest = chunk(b"chan", &[0; 12]);
+        let data = chunk(b"data", &[0; 40]);
+        assert_eq!(scan(&[desc(0, 4096, 0), honest, data]), Ok(()));
     }
 }
