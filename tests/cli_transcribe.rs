@@ -291,3 +291,70 @@ fn progress_shows_segments_as_they_come_and_the_result_stays_on_stdout() {
         "{stdout}"
     );
 }
+
+/// Subtitles for reading, end to end: Moonshine hears one long chunk as one segment, and the
+/// SRT the CLI writes holds cues of at most 7 s and two lines; a sentence that begins with an
+/// ordinal keeps it a word ("Third, …"), as "First, …" always did.
+#[test]
+fn long_segments_become_readable_cues_and_sentences_start_with_words() {
+    let Some(models) = common::test_models_with_moonshine() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let models = models.path().to_path_buf();
+    cli(home.path(), &models)
+        .args(["models", "select", "tiny.en"])
+        .assert()
+        .success();
+    let _server =
+        SpawnedServer::start_with_env(home.path(), &[], &[("VERBATIM_MODELS_DIR", &models)]);
+    let long = speak(
+        home.path(),
+        "long",
+        "Please send the quarterly report to the finance team before Friday afternoon, \
+         then book a meeting room for Tuesday morning and invite the whole support team \
+         so that we can plan the next quarter together.",
+    );
+    let srt = cli(home.path(), &models)
+        .arg("transcribe")
+        .arg(&long)
+        .args([
+            "--model",
+            "moonshine-tiny",
+            "--format",
+            "srt",
+            "--no-progress",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let srt = String::from_utf8(srt).unwrap();
+    let cues: Vec<&str> = srt.split("\n\n").filter(|c| !c.trim().is_empty()).collect();
+    assert!(cues.len() >= 2, "{srt}");
+    for cue in &cues {
+        let lines: Vec<&str> = cue.lines().collect();
+        let (start, end) = lines[1].split_once(" --> ").unwrap();
+        let seconds = |t: &str| {
+            let (hms, ms) = t.split_once(',').unwrap();
+            let parts: Vec<f64> = hms.split(':').map(|p| p.parse().unwrap()).collect();
+            parts[0] * 3600.0 + parts[1] * 60.0 + parts[2] + ms.parse::<f64>().unwrap() / 1000.0
+        };
+        assert!(seconds(end) - seconds(start) <= 7.0 + 1e-3, "{cue}");
+        assert!(lines.len() - 2 <= 2, "{cue}");
+    }
+
+    let ordinal = speak(home.path(), "ordinal", "Third, we ship the product.");
+    let text = cli(home.path(), &models)
+        .arg("transcribe")
+        .arg(&ordinal)
+        .arg("--no-progress")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.starts_with("Third"), "{text}");
+}
