@@ -3,17 +3,20 @@
 //! characters, at a clause where one falls right, each piece timed by its share of the
 //! characters. Engines that time their own segments (Whisper) are left as they are.
 
+use std::borrow::Cow;
+
 use crate::engine::Segment;
 use crate::wire::subtitles::split_for_reading;
 use crate::wire::transcription::TranscriptionSegment;
 
-/// `segments` as people read them; `timed_finely`: the engine times words or short segments.
-pub(crate) fn readable(segments: Vec<Segment>, timed_finely: bool) -> Vec<Segment> {
+/// `segments` as people read them; `timed_finely`: the engine times words or short segments
+/// (then they are borrowed as they are, nothing copied).
+pub(crate) fn readable(segments: &[Segment], timed_finely: bool) -> Cow<'_, [Segment]> {
     if timed_finely {
-        return segments;
+        return Cow::Borrowed(segments);
     }
-    segments
-        .into_iter()
+    let split: Vec<Segment> = segments
+        .iter()
         .flat_map(|segment| {
             let whole = TranscriptionSegment {
                 start: segment.start,
@@ -22,7 +25,7 @@ pub(crate) fn readable(segments: Vec<Segment>, timed_finely: bool) -> Vec<Segmen
             };
             let pieces = split_for_reading(&whole);
             if pieces.len() == 1 {
-                vec![segment]
+                vec![segment.clone()]
             } else {
                 pieces
                     .into_iter()
@@ -30,7 +33,8 @@ pub(crate) fn readable(segments: Vec<Segment>, timed_finely: bool) -> Vec<Segmen
                     .collect()
             }
         })
-        .collect()
+        .collect();
+    Cow::Owned(split)
 }
 
 #[cfg(test)]
@@ -42,7 +46,7 @@ mod tests {
         let text = "The meeting moved to Tuesday, so we have more time to check the figures, \
                     the charts and the summary before we send them to the finance team.";
         let chunk = Segment::new(2.0, 24.0, text);
-        let split = readable(vec![chunk.clone()], false);
+        let split = readable(std::slice::from_ref(&chunk), false);
         assert!(split.len() >= 3, "{split:?}");
         assert!(split.iter().all(|s| s.end - s.start <= 7.0 + 1e-6));
         assert_eq!(split[0].start, 2.0);
@@ -56,6 +60,8 @@ mod tests {
             text.split_whitespace().collect::<Vec<_>>().join(" ")
         );
         // An engine with its own times keeps them.
-        assert_eq!(readable(vec![chunk.clone()], true), vec![chunk]);
+        let kept = readable(std::slice::from_ref(&chunk), true);
+        assert!(matches!(kept, Cow::Borrowed(_)));
+        assert_eq!(kept.as_ref(), std::slice::from_ref(&chunk));
     }
 }

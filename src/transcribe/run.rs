@@ -254,7 +254,7 @@ impl Planned {
         let on_segments = on_segments.map(|mut sink| {
             let (post, options) = (self.post.clone(), self.options.clone());
             let sink: EngineSink = Box::new(move |segments, language| {
-                let timed: Vec<TimedText> = readable(segments.to_vec(), timed_finely)
+                let timed: Vec<TimedText> = readable(segments, timed_finely)
                     .iter()
                     .map(|s| {
                         TimedText::from_segment(s, |t| post_process(&post, &options, language, t))
@@ -307,7 +307,7 @@ impl Planned {
         let language = output.language.as_deref();
         let finish = |text: &str| post_process(&self.post, &self.options, language, text);
         let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
-        let segments = readable(output.segments.clone(), timed_finely)
+        let segments = readable(&output.segments, timed_finely)
             .iter()
             .map(|s| TimedText::from_segment(s, finish))
             .collect();
