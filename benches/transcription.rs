@@ -259,7 +259,8 @@ fn paired(bench: &Bench, clips: &[(u32, PathBuf, Vec<f32>)]) -> f64 {
 
 fn main() {
     let models = ModelDir::new(models_dir());
-    if !models.path().join("ggml-tiny.en.bin").is_file() {
+    let _ = models.adopt_flat_files();
+    if !models.is_installed(verbatim::engine::models::whisper_model("tiny.en").unwrap()) {
         eprintln!(
             "no tiny.en model in {}: run ./scripts/test first",
             models.path().display()

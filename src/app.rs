@@ -65,12 +65,25 @@ pub enum BuildError {
 /// Transcriptions that run at once; each uses every inference thread, so more only adds memory.
 const TRANSCRIPTION_SLOTS: usize = 1;
 
-/// The models folder: `$VERBATIM_MODELS_DIR`, else `models/` in the data folder.
+/// The models folder: `$VERBATIM_MODELS_DIR`, else `models/` in the data folder. Models an
+/// earlier version installed side by side are moved into their own folders first.
 pub fn model_dir(data_dir: &DataDir) -> ModelDir {
-    match std::env::var_os("VERBATIM_MODELS_DIR").filter(|v| !v.is_empty()) {
+    let models = match std::env::var_os("VERBATIM_MODELS_DIR").filter(|v| !v.is_empty()) {
         Some(dir) => ModelDir::new(dir),
         None => ModelDir::new(data_dir.root().join("models")),
+    };
+    match models.adopt_flat_files() {
+        Ok(0) => {}
+        Ok(moved) => tracing::info!(
+            "moved {moved} model files into one folder per model in {}",
+            models.path().display()
+        ),
+        Err(err) => tracing::warn!(
+            "could not move the models in {} into one folder per model: {err}",
+            models.path().display()
+        ),
     }
+    models
 }
 
 /// The parts that differ between real and simulated backends.

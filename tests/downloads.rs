@@ -68,7 +68,8 @@ fn files_in(dir: &ModelDir) -> Vec<String> {
     names
 }
 
-const INSTALLED: [&str; 2] = ["ggml-tiny.en.bin", "ggml-tiny.en.json"];
+/// The models folder once tiny.en is installed: its own folder.
+const INSTALLED: [&str; 1] = ["tiny.en"];
 
 #[test]
 fn a_pinned_download_is_verified_installed_and_reports_progress() {
@@ -99,6 +100,10 @@ fn a_pinned_download_is_verified_installed_and_reports_progress() {
     );
     assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0));
     assert_eq!(files_in(&models), INSTALLED);
+    assert_eq!(
+        files_in(&ModelDir::new(models.path().join("tiny.en"))),
+        ["ggml-tiny.en.bin", "manifest.json"]
+    );
 }
 
 #[test]

@@ -105,9 +105,10 @@ fn the_cli_downloads_over_https_with_the_ca_of_ssl_cert_file_and_resumes_after_a
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     let installed = answer["path"].as_str().unwrap();
     assert_eq!(std::fs::read(installed).unwrap(), body);
-    assert_eq!(
-        model_files(home.path()),
-        ["ggml-tiny.en.bin", "ggml-tiny.en.json"]
+    assert_eq!(model_files(home.path()), ["tiny.en"]);
+    assert!(
+        installed.ends_with("/models/tiny.en/ggml-tiny.en.bin"),
+        "{installed}"
     );
     let seen = server.seen();
     assert_eq!(seen.len(), 2, "{seen:?}");
@@ -224,10 +225,7 @@ fn the_cli_goes_through_the_https_proxy_of_the_environment() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(proxy.tunnels(), [format!("127.0.0.1:{}", server.port)]);
-    assert_eq!(
-        model_files(home.path()),
-        ["ggml-base.en.bin", "ggml-base.en.json"]
-    );
+    assert_eq!(model_files(home.path()), ["base.en"]);
 }
 
 /// A second of silence as a 16 kHz WAV.
@@ -291,7 +289,7 @@ fn await_download_fetches_the_model_over_https_resuming_after_a_cut() {
     .into_bytes();
     request.extend_from_slice(&wav);
     let (status, _, text) = raw_http_bytes(port, &request);
-    let installed = home.path().join("models/ggml-tiny.en.bin");
+    let installed = home.path().join("models/tiny.en/ggml-tiny.en.bin");
     assert_eq!(std::fs::read(&installed).unwrap(), body, "{status} {text}");
     let seen = server.seen();
     assert_eq!(seen.len(), 2, "{seen:?}");

@@ -157,8 +157,9 @@ fn importing_the_ct2_model_reproduces_the_installed_model() {
     let target = tempfile::tempdir().unwrap();
     import_ct2(home.path(), target.path(), &ct2.join("tiny.en"), None);
     // The f16 conversion is deterministic: byte for byte the model the tests transcribe with.
-    let converted = std::fs::read(target.path().join("ggml-tiny.en.bin")).unwrap();
-    let installed = std::fs::read(models.path().join("ggml-tiny.en.bin")).unwrap();
+    let converted =
+        std::fs::read(common::weights(&ModelDir::new(target.path()), "tiny.en")).unwrap();
+    let installed = std::fs::read(common::weights(&models, "tiny.en")).unwrap();
     assert!(
         converted == installed,
         "conversion differs from the installed model"
@@ -175,7 +176,7 @@ async fn quantized_imports_load_and_transcribe() {
     let Some(ct2) = test_ct2() else { return };
     let home = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir().unwrap();
-    let f16_bytes = std::fs::metadata(models.path().join("ggml-tiny.en.bin"))
+    let f16_bytes = std::fs::metadata(common::weights(&models, "tiny.en"))
         .unwrap()
         .len();
     let published = |id: &str| whisper_model(id).unwrap().pin().unwrap().size;
@@ -189,7 +190,7 @@ async fn quantized_imports_load_and_transcribe() {
             Some(quantize),
         );
         let id = format!("tiny.en-{quantize}");
-        let bytes = std::fs::metadata(target.path().join(format!("ggml-{id}.bin")))
+        let bytes = std::fs::metadata(common::weights(&ModelDir::new(target.path()), &id))
             .unwrap()
             .len();
         assert_eq!(

@@ -99,7 +99,7 @@ fn four_hours_are_heard_in_bounded_memory() {
     let home = tempfile::tempdir().unwrap();
     let server = real_server(home.path(), models.path());
     let loaded = peak_memory_kib(server.pid()) / 1024;
-    let model_mib = std::fs::metadata(models.path().join("ggml-tiny.en.bin"))
+    let model_mib = std::fs::metadata(common::weights(&models, "tiny.en"))
         .unwrap()
         .len()
         / (1 << 20);

@@ -87,7 +87,9 @@ ensure_model() {
         local data="${VERBATIM_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/verbatim}"
         models_dir="$data/models"
     fi
-    if [ ! -f "$models_dir/ggml-$id.bin" ] || [ ! -f "$models_dir/ggml-$id.json" ]; then
+    # Installed: in its own folder, or side by side as earlier versions kept it (moved on first use).
+    if { [ ! -f "$models_dir/$id/ggml-$id.bin" ] || [ ! -f "$models_dir/$id/manifest.json" ]; } \
+        && { [ ! -f "$models_dir/ggml-$id.bin" ] || [ ! -f "$models_dir/ggml-$id.json" ]; }; then
         local ct2; ct2=$(fetch_ct2_model "$name" "$@")
         local quantize=()
         [ "$id" = "$name" ] || quantize=(--quantize "${id#"$name"-}")

@@ -254,26 +254,35 @@ pub fn note_skip(reason: &str) {
 /// The folder holding the real tiny.en model that `scripts/test` installs. None (the test
 /// is skipped with a note) when run outside that script; under CI a missing model fails.
 pub fn test_models() -> Option<ModelDir> {
-    match std::env::var_os("VERBATIM_TEST_MODELS") {
-        Some(dir)
-            if std::path::Path::new(&dir)
-                .join("ggml-tiny.en.bin")
-                .is_file() =>
-        {
-            Some(ModelDir::new(dir))
-        }
-        _ => {
-            skip("VERBATIM_TEST_MODELS does not hold ggml-tiny.en.bin");
-            None
-        }
+    let Some(dir) = std::env::var_os("VERBATIM_TEST_MODELS") else {
+        skip("VERBATIM_TEST_MODELS is not set");
+        return None;
+    };
+    let models = ModelDir::new(dir);
+    models.adopt_flat_files().unwrap();
+    if installed(&models, "tiny.en") {
+        Some(models)
+    } else {
+        skip("VERBATIM_TEST_MODELS does not hold tiny.en");
+        None
     }
+}
+
+/// Whether `models` holds the whisper model `id`.
+pub fn installed(models: &ModelDir, id: &str) -> bool {
+    models.is_installed(verbatim::engine::models::whisper_model(id).unwrap())
+}
+
+/// Where `models` keeps the weights of the whisper model `id`.
+pub fn weights(models: &ModelDir, id: &str) -> PathBuf {
+    models.weights_path(verbatim::engine::models::whisper_model(id).unwrap())
 }
 
 /// The test models folder when it also holds the multilingual base model (which `scripts/test`
 /// installs); None, with a note, otherwise.
 pub fn test_models_with_base() -> Option<ModelDir> {
     let models = test_models()?;
-    if models.path().join("ggml-base.bin").is_file() {
+    if installed(&models, "base") {
         Some(models)
     } else {
         skip("VERBATIM_TEST_MODELS does not hold the base model");
@@ -719,4 +728,29 @@ pub async fn start_registry() -> (RunningServer, String) {
             .await;
     let url = format!("http://127.0.0.1:{}", server.port);
     (server, url)
+}
+
+/// The events of a streamed answer (`text/event-stream`, status 200), as (name, data as JSON).
+#[allow(dead_code)]
+pub async fn sse_events(app: &TestApp, req: Request<Body>) -> Vec<(String, serde_json::Value)> {
+    let response = app.router().oneshot(req).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    text.split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let mut name = String::new();
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(value) = line.strip_prefix("event: ") {
+                    name = value.to_string();
+                } else if let Some(value) = line.strip_prefix("data: ") {
+                    data = value.to_string();
+                }
+            }
+            (name, serde_json::from_str(&data).unwrap())
+        })
+        .collect()
 }

@@ -1,6 +1,9 @@
-//! The models folder: installed weights, each with a manifest recording its size and SHA-256.
-//! A model counts as downloaded when its file and manifest are present and the sizes agree;
-//! files are installed by rename, so a failed download or import never leaves a partial model.
+//! The models folder: one folder per model (`<id>/`). A whisper model's folder holds its weights
+//! (`ggml-<id>.bin`) and a manifest recording their size and SHA-256 (`manifest.json`). A model
+//! counts as downloaded when its file and manifest are present and the sizes agree; files are
+//! installed by rename, so a failed download or import never leaves a partial model. Folders of
+//! earlier versions, with every model's files side by side, are moved into this layout
+//! ([`ModelDir::adopt_flat_files`]).
 
 use std::fs;
 use std::io::{self, Read};
@@ -35,12 +38,50 @@ impl ModelDir {
         &self.dir
     }
 
+    /// The model's own folder.
+    pub fn model_folder(&self, spec: &ModelSpec) -> PathBuf {
+        self.dir.join(spec.id)
+    }
+
     pub fn weights_path(&self, spec: &ModelSpec) -> PathBuf {
-        self.dir.join(spec.file_name())
+        self.model_folder(spec).join(spec.file_name())
     }
 
     fn manifest_path(&self, spec: &ModelSpec) -> PathBuf {
-        self.dir.join(format!("ggml-{}.json", spec.id))
+        self.model_folder(spec).join(MANIFEST)
+    }
+
+    /// Moves whisper models installed by earlier versions (`ggml-<id>.bin` and `ggml-<id>.json`
+    /// side by side in the models folder) into their own folders; answers how many files moved.
+    /// Each file moves by one rename and only where its new place is free, so an interrupted
+    /// move finishes on the next call and two processes moving at once do no harm.
+    pub fn adopt_flat_files(&self) -> io::Result<usize> {
+        let mut moved = 0;
+        for spec in super::WHISPER_MODELS {
+            let flat = [
+                (self.dir.join(spec.file_name()), self.weights_path(spec)),
+                (
+                    self.dir.join(format!("ggml-{}.json", spec.id)),
+                    self.manifest_path(spec),
+                ),
+            ];
+            for (from, to) in flat {
+                if !from.is_file() || to.exists() {
+                    continue;
+                }
+                fs::create_dir_all(self.model_folder(spec))?;
+                match fs::rename(&from, &to) {
+                    Ok(()) => moved += 1,
+                    // Another process moved it first.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if moved > 0 {
+            fs::File::open(&self.dir)?.sync_all()?;
+        }
+        Ok(moved)
     }
 
     pub fn manifest(&self, spec: &ModelSpec) -> Option<Manifest> {
@@ -81,8 +122,11 @@ impl ModelDir {
             source: source.into(),
         };
         let json = serde_json::to_vec_pretty(&manifest).map_err(io::Error::other)?;
+        let folder = self.model_folder(spec);
+        fs::create_dir_all(&folder)?;
         crate::files::write_private_atomically(&self.manifest_path(spec), &json)?;
         fs::rename(temp, self.weights_path(spec))?;
+        fs::File::open(&folder)?.sync_all()?;
         fs::File::open(&self.dir)?.sync_all()
     }
 
@@ -96,9 +140,14 @@ impl ModelDir {
                 Err(e) => return Err(e),
             }
         }
+        // The folder goes too once empty (a download in progress keeps its part file elsewhere).
+        let _ = fs::remove_dir(self.model_folder(spec));
         Ok(removed)
     }
 }
+
+/// A whisper model's manifest, in its folder.
+const MANIFEST: &str = "manifest.json";
 
 /// SHA-256 of a file, hex-encoded.
 pub fn sha256_file(path: &Path) -> io::Result<String> {
@@ -142,6 +191,50 @@ mod tests {
         assert!(!dir.is_installed(spec));
         assert!(dir.remove(spec).unwrap());
         assert!(!dir.remove(spec).unwrap());
+        assert!(!dir.model_folder(spec).exists());
+    }
+
+    #[test]
+    fn models_of_the_flat_layout_move_into_their_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = ModelDir::new(tmp.path());
+        let spec = whisper_model("tiny.en").unwrap();
+        let manifest = Manifest {
+            id: spec.id.into(),
+            sha256: "0".repeat(64),
+            size: 7,
+            source: "test".into(),
+        };
+        fs::write(tmp.path().join("ggml-tiny.en.bin"), b"weights").unwrap();
+        fs::write(
+            tmp.path().join("ggml-tiny.en.json"),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .unwrap();
+        // A move cut short: the base model's weights moved, its manifest not yet.
+        let base = whisper_model("base").unwrap();
+        fs::create_dir_all(dir.model_folder(base)).unwrap();
+        fs::write(dir.weights_path(base), b"weights").unwrap();
+        let base_manifest = Manifest {
+            id: base.id.into(),
+            ..manifest.clone()
+        };
+        fs::write(
+            tmp.path().join("ggml-base.json"),
+            serde_json::to_vec(&base_manifest).unwrap(),
+        )
+        .unwrap();
+        assert!(!dir.is_installed(spec) && !dir.is_installed(base));
+
+        assert_eq!(dir.adopt_flat_files().unwrap(), 3);
+        assert!(dir.is_installed(spec) && dir.is_installed(base));
+        assert_eq!(
+            dir.weights_path(spec),
+            tmp.path().join("tiny.en").join("ggml-tiny.en.bin")
+        );
+        assert!(!tmp.path().join("ggml-tiny.en.bin").exists());
+        assert_eq!(dir.manifest(spec), Some(manifest));
+        assert_eq!(dir.adopt_flat_files().unwrap(), 0, "nothing left to move");
     }
 
     #[test]
