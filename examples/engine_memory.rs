@@ -46,10 +46,7 @@ impl Loaded {
     }
 
     fn unload(&self, model: &str) {
-        match self {
-            Loaded::Moonshine(engine) => engine.unload(model),
-            Loaded::Whisper(engine) => engine.unload(model),
-        }
+        self.engine().unload(model);
     }
 }
 

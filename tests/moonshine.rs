@@ -211,3 +211,105 @@ async fn the_models_list_shows_every_engine_with_its_capabilities() {
         100
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_gives_each_chunk_as_a_segment_as_it_is_heard() {
+    let Some(models) = test_models_with_moonshine() else {
+        return;
+    };
+    let app = TestApp::real(models);
+    app.select("moonshine-tiny");
+    let body = json!({"path": corpus("real-two-cities"), "stream": true});
+    let req = request("POST", "/v1/transcribe/local-file")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let events = common::sse_events(&app, req).await;
+    let (done, segments) = events.split_last().unwrap();
+    assert_eq!(done.0, "done", "{events:?}");
+    assert_eq!(done.1["engine"], "moonshine");
+    assert_eq!(done.1["model"], "moonshine-tiny");
+    assert!(segments.len() >= 2, "one segment per chunk: {events:?}");
+    let mut said = Vec::new();
+    let mut last_end = 0.0;
+    for (name, segment) in segments {
+        assert_eq!(name, "segment");
+        let (start, end) = (
+            segment["start"].as_f64().unwrap(),
+            segment["end"].as_f64().unwrap(),
+        );
+        assert!(last_end <= start && start < end, "{events:?}");
+        last_end = end;
+        said.push(segment["text"].as_str().unwrap().trim().to_string());
+    }
+    assert_eq!(said.join(" "), done.1["text"].as_str().unwrap().trim());
+    let corpus = verbatim_sim::Corpus::load(&verbatim_sim::Corpus::source_dir()).unwrap();
+    let reference = corpus
+        .clips()
+        .iter()
+        .find(|c| c.id() == "real-two-cities")
+        .map(|c| c.entry.text.clone())
+        .unwrap();
+    let wer = word_error_rate(&reference, &said.join(" "));
+    assert!(wer < 0.1, "WER {wer}: {said:?}");
+}
+
+/// Whether `/v1/models` says `model` is in memory.
+async fn is_loaded(app: &TestApp, model: &str) -> bool {
+    let (_, _, answer) = send(
+        &app.router(),
+        request("GET", "/v1/models").body(Body::empty()).unwrap(),
+    )
+    .await;
+    let models = answer["models"].as_array().unwrap();
+    let entry = models.iter().find(|m| m["id"] == model).unwrap();
+    entry["loaded"] == true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_models_leave_memory_and_come_back_on_the_next_request() {
+    use std::time::{Duration, Instant};
+    use verbatim::store::{PrefValue, preferences};
+    let Some(models) = test_models_with_moonshine() else {
+        return;
+    };
+    let app = TestApp::real(models);
+    app.select("tiny.en");
+    let clip = corpus("real-goforward");
+    let heard = |answer: &Value| answer["text"].as_str().unwrap().to_lowercase();
+
+    // A model a request names leaves after five idle minutes; the selected one stays.
+    for model in ["moonshine-tiny", "tiny.en"] {
+        let (status, answer) = transcribe(&app, json!({"path": clip, "model": model})).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert!(heard(&answer).contains("forward"), "{answer}");
+        assert!(is_loaded(&app, model).await);
+    }
+    let transcriber = app.app.transcriber.clone();
+    let sweep = |after: Duration| {
+        let unloaded = transcriber.unload_idle(Instant::now() + after).unwrap();
+        unloaded.into_iter().map(|u| u.model).collect::<Vec<_>>()
+    };
+    assert!(sweep(Duration::from_secs(4 * 60)).is_empty());
+    assert_eq!(sweep(Duration::from_secs(6 * 60)), ["moonshine-tiny"]);
+    assert!(!is_loaded(&app, "moonshine-tiny").await);
+    assert!(sweep(Duration::from_secs(24 * 3600)).is_empty());
+    assert!(is_loaded(&app, "tiny.en").await);
+
+    // With the preference set, the selected model leaves too.
+    app.app
+        .store
+        .set_pref(
+            &preferences::UNLOAD_MODEL_AFTER_IDLE_MINUTES,
+            &PrefValue::Int(2),
+        )
+        .unwrap();
+    assert_eq!(sweep(Duration::from_secs(3 * 60)), ["tiny.en"]);
+    assert!(!is_loaded(&app, "tiny.en").await);
+
+    // The next request loads it again and is heard the same.
+    let (status, answer) = transcribe(&app, json!({"path": clip})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(heard(&answer).contains("forward"), "{answer}");
+    assert!(is_loaded(&app, "tiny.en").await);
+}

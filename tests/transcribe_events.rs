@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use axum::body::Body;
 use axum::http::StatusCode;
 use common::{TestApp, request, send};
-use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 fn clip(id: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/clips/{id}.wav"))
@@ -20,30 +18,6 @@ fn clip(id: &str) -> PathBuf {
 
 fn multipart(fields: &[(&str, &str)], file: &[u8]) -> axum::http::Request<Body> {
     common::multipart("/v1/transcribe", fields, Some(("a.wav", file)))
-}
-
-/// The events of a streamed answer, as (name, data as JSON).
-async fn events(app: &TestApp, req: axum::http::Request<Body>) -> Vec<(String, Value)> {
-    let response = app.router().oneshot(req).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let text = String::from_utf8(bytes.to_vec()).unwrap();
-    text.split("\n\n")
-        .filter(|block| !block.trim().is_empty())
-        .map(|block| {
-            let mut name = String::new();
-            let mut data = String::new();
-            for line in block.lines() {
-                if let Some(value) = line.strip_prefix("event: ") {
-                    name = value.to_string();
-                } else if let Some(value) = line.strip_prefix("data: ") {
-                    data = value.to_string();
-                }
-            }
-            (name, serde_json::from_str(&data).unwrap())
-        })
-        .collect()
 }
 
 /// Segments then `done`: the segments' text is the transcript's, in order.
@@ -69,7 +43,7 @@ async fn every_way_of_asking_for_a_stream_gives_segments_then_done() {
     let wav = std::fs::read(clip("en-weather")).unwrap();
     let expected = common::recorded_text("en-weather");
 
-    let form = events(&app, multipart(&[("stream", "true")], &wav)).await;
+    let form = common::sse_events(&app, multipart(&[("stream", "true")], &wav)).await;
     let done = assert_segments_then_done(&form, &expected);
     assert!(done.get("segments").is_none(), "{done}");
 
@@ -77,7 +51,7 @@ async fn every_way_of_asking_for_a_stream_gives_segments_then_done() {
         &[("stream", "yes"), ("response_format", "verbose_json")],
         &wav,
     );
-    let done = assert_segments_then_done(&events(&app, verbose).await, &expected);
+    let done = assert_segments_then_done(&common::sse_events(&app, verbose).await, &expected);
     assert!(done["segments"].as_array().is_some_and(|s| !s.is_empty()));
 
     let raw = request("POST", "/v1/transcribe")
@@ -85,14 +59,14 @@ async fn every_way_of_asking_for_a_stream_gives_segments_then_done() {
         .header("x-stream", "1")
         .body(Body::from(wav.clone()))
         .unwrap();
-    assert_segments_then_done(&events(&app, raw).await, &expected);
+    assert_segments_then_done(&common::sse_events(&app, raw).await, &expected);
 
     let accept = request("POST", "/v1/transcribe/local-file")
         .header("content-type", "application/json")
         .header("accept", "text/event-stream")
         .body(Body::from(json!({"path": clip("en-weather")}).to_string()))
         .unwrap();
-    assert_segments_then_done(&events(&app, accept).await, &expected);
+    assert_segments_then_done(&common::sse_events(&app, accept).await, &expected);
 
     let key = request("POST", "/v1/transcribe/local-file")
         .header("content-type", "application/json")
@@ -100,7 +74,7 @@ async fn every_way_of_asking_for_a_stream_gives_segments_then_done() {
             json!({"path": clip("en-weather"), "stream": true}).to_string(),
         ))
         .unwrap();
-    assert_segments_then_done(&events(&app, key).await, &expected);
+    assert_segments_then_done(&common::sse_events(&app, key).await, &expected);
 
     // `stream=false` wins over the Accept header: the Transcription object.
     let declined = request("POST", "/v1/transcribe/local-file")

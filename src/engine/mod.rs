@@ -215,4 +215,20 @@ pub trait Engine: Send + Sync {
     fn offer(&self, model: &str) -> Option<ModelOffer> {
         self.models().into_iter().find(|m| m.spec.id == model)
     }
+
+    /// Forgets a loaded model; its memory goes back to the system once no call still uses it.
+    /// False when it was not loaded.
+    fn unload(&self, _model: &str) -> bool {
+        false
+    }
+}
+
+/// Hands memory the allocator keeps for reuse back to the system, after a model is unloaded
+/// (glibc keeps freed heap, and a model's buffers are large).
+pub fn give_back_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it has no inputs.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

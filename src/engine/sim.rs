@@ -4,9 +4,10 @@
 //! (cut short when the request is cancelled) and injected failures, and paced simulated
 //! downloads. Recordings hold no word times: words asked for are spread over their segment in
 //! proportion to their characters (an approximation, the same on every replay); segments carry
-//! no decoder figures.
+//! no decoder figures. A model counts as loaded from its first transcription until it is
+//! unloaded, as a real engine's would.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,6 +30,8 @@ pub struct SimEngine {
     engine: &'static str,
     /// Models downloaded during this run (on top of the scenario's `present` ones).
     downloaded: Mutex<BTreeMap<&'static str, bool>>,
+    /// Models that transcribed since they were last unloaded.
+    loaded: Mutex<BTreeSet<&'static str>>,
 }
 
 impl SimEngine {
@@ -43,6 +46,7 @@ impl SimEngine {
             sim,
             engine,
             downloaded: Mutex::new(BTreeMap::new()),
+            loaded: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -78,13 +82,16 @@ impl SimEngine {
     }
 
     fn is_downloaded(&self, spec: &ModelSpec) -> bool {
-        self.state(spec.id) == ModelState::Present
-            || self
-                .downloaded
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .contains_key(spec.id)
+        self.state(spec.id) == ModelState::Present || lock(&self.downloaded).contains_key(spec.id)
     }
+
+    fn is_loaded(&self, spec: &ModelSpec) -> bool {
+        lock(&self.loaded).contains(spec.id)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A recorded segment, its words spread over it when `words` are asked for.
@@ -106,7 +113,7 @@ impl Engine for SimEngine {
             .map(|spec| ModelOffer {
                 spec,
                 downloaded: self.is_downloaded(spec),
-                loaded: false,
+                loaded: self.is_loaded(spec),
             })
             .collect()
     }
@@ -116,7 +123,7 @@ impl Engine for SimEngine {
         Some(ModelOffer {
             spec,
             downloaded: self.is_downloaded(spec),
-            loaded: false,
+            loaded: self.is_loaded(spec),
         })
     }
 
@@ -130,6 +137,9 @@ impl Engine for SimEngine {
             .engine
             .transcribe(model, request.samples)
             .map_err(|e| EngineError::Failed(e.to_string()))?;
+        if let Some(spec) = self.catalog().find(|spec| spec.id == model) {
+            lock(&self.loaded).insert(spec.id);
+        }
         // The recordings hold what each clip says, not its English translation; English
         // speech translates to itself.
         if request.task == Task::Translate
@@ -160,6 +170,10 @@ impl Engine for SimEngine {
         true
     }
 
+    fn unload(&self, model: &str) -> bool {
+        lock(&self.loaded).remove(model)
+    }
+
     fn download(
         &self,
         spec: &'static ModelSpec,
@@ -181,10 +195,7 @@ impl Engine for SimEngine {
                         .sleep(Duration::from_secs_f64(seconds.max(0.0) / STEPS as f64));
                     progress(step, STEPS);
                 }
-                self.downloaded
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(spec.id, true);
+                lock(&self.downloaded).insert(spec.id, true);
                 Ok(())
             }
         }

@@ -112,6 +112,8 @@ preferences! {
         "Keep transcriptions made through /v1/transcribe in the history";
     VOICE_ACTIVITY_DETECTION: "voiceActivityDetection", Bool(true),
         "Transcribe only the speech (voice activity detection) unless a request says otherwise";
+    UNLOAD_MODEL_AFTER_IDLE_MINUTES: "unloadModelAfterIdleMinutes", Int { default: 0, min: 0, max: 10080 },
+        "Minutes without use after which the selected model leaves memory (0 keeps it loaded); other models leave after 5 minutes";
     WHISPER_THREADS: "whisperThreads", Int { default: 0, min: 0, max: 256 },
         "Inference threads per request (0 = the CPUs the server may use); applies at server start";
     MODEL_DOWNLOAD_BASE_URL: "modelDownloadBaseUrl",

@@ -10,6 +10,7 @@ pub mod numbers;
 mod post;
 mod queue;
 mod readable;
+pub mod residency;
 mod resolve;
 mod run;
 mod speech;
@@ -19,6 +20,7 @@ pub use error::TranscribeError;
 pub use job::{Audio, Dictated, Job, Origin, StageTimes, TimedText, Transcript};
 pub use post::PostProcessing;
 pub use queue::DEFAULT_QUEUE;
+pub use residency::{SWEEP_INTERVAL, Unloaded};
 pub use resolve::{Resolved, Untranslatable, download_base_url, language_choice};
 #[cfg(test)]
 pub(crate) use run::testing;

@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::job::round_ms;
 use super::queue::{Queue, Slot};
 use super::readable::readable;
+use super::residency::{Residency, SWEEP_INTERVAL, Unloaded};
 use super::resolve::{Engines, Resolved, check, language_choice};
 use super::speech::{EngineCall, EngineSink, Listener};
 use super::{
@@ -49,6 +50,7 @@ pub struct Transcriber {
     models: ModelDir,
     downloads: Downloads,
     queue: Queue,
+    residency: Arc<Residency>,
 }
 
 /// A job that passed every check that needs no audio; [`Planned::run`] transcribes the audio.
@@ -71,6 +73,7 @@ impl Transcriber {
             models: parts.models,
             downloads: Downloads::default(),
             queue: Queue::new(parts.slots, parts.max_waiting),
+            residency: Arc::default(),
         }
     }
 
@@ -91,6 +94,46 @@ impl Transcriber {
     /// store: call it off the async workers).
     pub fn selected(&self) -> Result<Option<Resolved>, StoreError> {
         self.engines.selected(&self.store)
+    }
+
+    /// Unloads the models idle for longer than they may stay in memory at `now` (see
+    /// [`super::residency`]); answers what it unloaded. Reads the store: call it off the async
+    /// workers.
+    pub fn unload_idle(&self, now: Instant) -> Result<Vec<Unloaded>, StoreError> {
+        self.residency.sweep(&self.engines.0, &self.store, now)
+    }
+
+    /// Unloads idle models every [`SWEEP_INTERVAL`] for as long as the runtime runs.
+    pub fn spawn_idle_unloader(self: &Arc<Self>) {
+        let transcriber = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(SWEEP_INTERVAL);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                let Some(transcriber) = transcriber.upgrade() else {
+                    return;
+                };
+                let swept =
+                    tokio::task::spawn_blocking(move || transcriber.unload_idle(Instant::now()))
+                        .await;
+                match swept {
+                    Ok(Ok(unloaded)) => {
+                        for model in unloaded {
+                            tracing::info!(
+                                "unloaded model {} ({}) after {} s unused",
+                                model.model,
+                                model.engine,
+                                model.idle.as_secs()
+                            );
+                        }
+                    }
+                    Ok(Err(err)) => tracing::warn!("looking for idle models failed: {err}"),
+                    Err(err) => tracing::warn!("looking for idle models stopped: {err}"),
+                }
+            }
+        });
     }
 
     /// Plans and runs `job`.
@@ -265,8 +308,11 @@ impl Planned {
             sink
         });
         let engine_id = self.resolved.engine.id();
+        let residency = self.transcriber.residency.clone();
+        let model_id = self.resolved.offer.spec.id;
         blocking("the engine stopped", move || {
             let _slot = slot;
+            let _in_use = residency.begin(engine_id, model_id);
             let started = Instant::now();
             let mut listener = Listener::new(call, on_segments);
             let decoded = match audio {

@@ -70,6 +70,10 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
         let _inside = runtime.enter();
         server::termination_signal().map_err(CliError::local)?
     };
+    {
+        let _inside = runtime.enter();
+        setup.app.transcriber.spawn_idle_unloader();
+    }
     runtime
         .block_on(server::run(setup, shutdown, |port| {
             let kind = match backends {

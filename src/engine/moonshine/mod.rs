@@ -94,19 +94,6 @@ impl MoonshineEngine {
         loaded.insert(model.spec.id, entry.clone());
         Ok(entry)
     }
-
-    /// Forgets a loaded model and gives its memory back to the system (ONNX Runtime itself
-    /// stays loaded).
-    pub fn unload(&self, model: &str) {
-        let unloaded = lock(&self.loaded).remove(model);
-        drop(unloaded);
-        // glibc keeps freed heap for reuse; the sessions' weights and buffers are large.
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: malloc_trim only releases free memory of the allocator; it has no inputs.
-        unsafe {
-            libc::malloc_trim(0);
-        }
-    }
 }
 
 /// Moonshine transcribes English alone: any other language asked for is refused.
@@ -125,6 +112,16 @@ fn check_language(language: &LanguageChoice) -> Result<(), EngineError> {
 impl Engine for MoonshineEngine {
     fn id(&self) -> &'static str {
         MOONSHINE_ENGINE
+    }
+
+    /// Forgets a loaded model and gives its memory back to the system (ONNX Runtime itself
+    /// stays loaded).
+    fn unload(&self, model: &str) -> bool {
+        let unloaded = lock(&self.loaded).remove(model);
+        let was_loaded = unloaded.is_some();
+        drop(unloaded);
+        crate::engine::give_back_memory();
+        was_loaded
     }
 
     fn models(&self) -> Vec<ModelOffer> {

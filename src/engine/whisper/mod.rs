@@ -172,16 +172,20 @@ impl WhisperEngine {
         *aligned = Some(decoders.clone());
         Ok(decoders)
     }
-
-    /// Forgets a loaded model (after removal or replacement of its file).
-    pub fn unload(&self, model: &str) {
-        lock(&self.loaded).remove(model);
-    }
 }
 
 impl Engine for WhisperEngine {
     fn id(&self) -> &'static str {
         ENGINE_ID
+    }
+
+    /// Forgets a loaded model, with its copy that aligns words, and gives the memory back.
+    fn unload(&self, model: &str) -> bool {
+        let unloaded = lock(&self.loaded).remove(model);
+        let was_loaded = unloaded.is_some();
+        drop(unloaded);
+        crate::engine::give_back_memory();
+        was_loaded
     }
 
     fn models(&self) -> Vec<ModelOffer> {
