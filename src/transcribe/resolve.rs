@@ -16,12 +16,14 @@ pub struct Resolved {
     pub offer: ModelOffer,
 }
 
-/// What to do when the options ask a model that cannot translate to translate.
+/// What to do when the options ask a model that cannot translate to translate, or to hear a
+/// language it does not know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Untranslatable {
     /// Refuse the request (400): an API client asked for it explicitly.
     Refuse,
-    /// Transcribe instead: a workflow's preference, not a demand.
+    /// Transcribe instead, in the language the model hears: a workflow's preference, not a
+    /// demand.
     Transcribe,
 }
 
@@ -153,15 +155,27 @@ pub fn check(
             }
         }
     }
-    let codes = options.language.iter().chain(&options.language_hints);
-    if let Some(unknown) = codes.into_iter().find(|c| !spec.knows_language(c)) {
-        if spec.engine != WHISPER_ENGINE && crate::engine::models::is_accepted_language(unknown) {
+    let mut codes = options.language.iter().chain(&options.language_hints);
+    if let Some(unknown) = codes
+        .clone()
+        .find(|c| !crate::engine::models::is_accepted_language(c))
+    {
+        return Err(TranscribeError::UnknownLanguage(unknown.clone()));
+    }
+    if let Some(unknown) = codes.find(|c| !spec.knows_language(c)) {
+        if untranslatable == Untranslatable::Refuse {
             return Err(TranscribeError::NotSupported {
                 engine: spec.engine,
                 what: format!("the language '{}'", crate::wire::echo(unknown)),
             });
         }
-        return Err(TranscribeError::UnknownLanguage(unknown.clone()));
+        tracing::warn!(
+            model = spec.id,
+            language = unknown.as_str(),
+            "the workflow's language is not one the model knows; letting the model hear it"
+        );
+        options.language = None;
+        options.language_hints.clear();
     }
     if options
         .prompt

@@ -806,10 +806,34 @@ mod tests {
             bad.language_hints = vec!["de".into(), "xx".into()];
             let err = t.plan(bad, false, Origin::Api).await.err().unwrap();
             assert_eq!(err.to_string(), "Unknown language code 'xx'");
-            let mut good = options(model);
-            good.language = Some("DE".into());
-            assert!(t.plan(good, false, Origin::Api).await.is_ok());
         }
+        let mut german = options("tiny");
+        german.language = Some("DE".into());
+        assert!(t.plan(german.clone(), false, Origin::Api).await.is_ok());
+        german.model = Some("tiny.en".into());
+        let err = t.plan(german, false, Origin::Api).await.err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            "Engine 'whisper' does not support the language 'DE'"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dictation_in_a_language_its_model_does_not_know_is_heard_as_the_model_can() {
+        let (engine, _release) = gate("whisper", vec!["tiny.en"]);
+        let (_dir, t) = transcriber(vec![engine], 1);
+        let mut german = options("tiny.en");
+        german.language_hints = vec!["de".into(), "en".into()];
+        let dictated = Origin::Dictation(super::super::Dictated {
+            id: uuid::Uuid::new_v4(),
+            started_at: chrono::Utc::now(),
+            app_name: None,
+            app_bundle_id: None,
+            app_url: None,
+        });
+        let planned = t.plan(german, false, dictated).await.unwrap();
+        assert!(planned.options.language_hints.is_empty());
+        assert_eq!(planned.options.language, None);
     }
 
     #[tokio::test]

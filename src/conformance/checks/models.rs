@@ -4,9 +4,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::transcribe::post_form;
 use crate::conformance::context::Exchange;
 use crate::conformance::expect::{Kind, fields};
-use crate::conformance::{Check, Ctx, Needs, Step};
+use crate::conformance::{Check, Ctx, Needs, Step, skip};
 
 const MODELS: &str = "Status and models";
 const THIRD_WAVE: &str = "Additions (third wave)";
@@ -95,6 +96,48 @@ pub fn checks() -> Vec<Check> {
             },
         ),
         Check::new(
+            "models.capabilities-honoured",
+            (
+                THIRD_WAVE,
+                "A request option the chosen engine cannot honour (`task=translate`, a language outside its list, word timestamps, a prompt where unsupported) is 400 `Engine '<e>' does not support <what>` (translation on `.en`: 400 naming the model)",
+            ),
+            Needs::ACCESS,
+            |cx| {
+                let (_, list) = models(cx)?;
+                let mut tried = 0;
+                for model in list.iter().filter(|m| m["status"] == "ready") {
+                    let Some(capabilities) = model.get("capabilities") else {
+                        continue;
+                    };
+                    let (id, engine) = (
+                        model["id"].as_str().unwrap_or_default(),
+                        model["engine"].as_str().unwrap_or_default(),
+                    );
+                    for refused in refusals(capabilities) {
+                        let mut fields = vec![("engine", engine), ("model", id)];
+                        fields.extend(refused.iter().copied());
+                        let ex = post_form(cx, &fields)?;
+                        let message = ex.error(400, "bad_request")?;
+                        let by_engine =
+                            message.starts_with(&format!("Engine '{engine}' does not support"));
+                        // The earlier rule for translation: 400 naming the model.
+                        let by_model =
+                            refused[0].0 == "task" && message.contains(&format!("'{id}'"));
+                        ex.ensure(
+                            by_engine || by_model,
+                            format!("400 bad_request `Engine '{engine}' does not support ...`"),
+                            format!("message {message:?}"),
+                        )?;
+                        tried += 1;
+                    }
+                }
+                if tried == 0 {
+                    return skip("no ready model lacks a capability");
+                }
+                Ok(())
+            },
+        ),
+        Check::new(
             "models.status-values",
             (MODELS, "status:\"ready\"|\"not_configured\""),
             Needs::ACCESS,
@@ -161,4 +204,31 @@ pub fn checks() -> Vec<Check> {
             },
         ),
     ]
+}
+
+/// A request's options for each capability `capabilities` says the model lacks.
+fn refusals(capabilities: &Value) -> Vec<Vec<(&'static str, &'static str)>> {
+    let lacks = |what: &str| capabilities[what] == false;
+    let mut refusals = Vec::new();
+    if lacks("translate") {
+        refusals.push(vec![("task", "translate")]);
+    }
+    if lacks("prompt") {
+        refusals.push(vec![("prompt", "Names: Siobhan")]);
+    }
+    if lacks("word_timestamps") {
+        refusals.push(vec![
+            ("response_format", "verbose_json"),
+            ("timestamp_granularities", "word"),
+        ]);
+    }
+    let knows = |code: &str| {
+        capabilities["languages"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|c| c == code))
+    };
+    if let Some(code) = ["de", "fr", "es", "en"].into_iter().find(|c| !knows(c)) {
+        refusals.push(vec![("language", code)]);
+    }
+    refusals
 }

@@ -47,11 +47,11 @@ impl ModelSpec {
         self.multilingual() && self.capabilities.translate
     }
 
-    /// True when the model accepts the language `code` (or its English name, as whisper.cpp
-    /// does): every whisper model accepts every language whisper knows (English-only models
-    /// then transcribe in English); other English-only engines accept English alone.
+    /// True when the model transcribes the language `code` (or its English name, as
+    /// whisper.cpp accepts): a multilingual whisper model every language whisper knows, an
+    /// English-only model (`.en`, Moonshine) English alone, as `capabilities.languages` says.
     pub fn knows_language(&self, code: &str) -> bool {
-        if self.engine == WHISPER_ENGINE {
+        if self.engine == WHISPER_ENGINE && self.multilingual() {
             super::languages::is_accepted_language(code)
         } else {
             code.eq_ignore_ascii_case("en") || code.eq_ignore_ascii_case("english")
@@ -396,9 +396,14 @@ mod tests {
     }
 
     #[test]
-    fn every_model_knows_every_whisper_language() {
+    fn multilingual_models_know_every_whisper_language_and_english_only_ones_english() {
         for m in WHISPER_MODELS {
-            assert!(m.knows_language("en") && m.knows_language("Fr"), "{}", m.id);
+            assert!(
+                m.knows_language("en") && m.knows_language("English"),
+                "{}",
+                m.id
+            );
+            assert_eq!(m.knows_language("Fr"), m.multilingual(), "{}", m.id);
             assert!(!m.knows_language("xx"), "{}", m.id);
         }
     }
