@@ -354,3 +354,89 @@ fn a_finished_session_reads_the_same_after_a_restart() {
     let (_, again) = http_json(server.discovery.port, "GET", &result_path(id), None);
     assert_eq!(again, done);
 }
+
+/// A settings backup holding `profiles` and nothing else.
+fn backup_with_profiles(profiles: Value) -> Value {
+    json!({
+        "schemaVersion": 1, "exportedAt": "2026-11-25T10:15:00Z", "appVersion": "0.1.0",
+        "workflows": [], "dictionaryEntries": [], "snippets": [], "promptActions": [],
+        "profiles": profiles, "hotkeys": [], "plugins": [], "history": [], "preferences": {}
+    })
+}
+
+#[test]
+fn the_profile_of_the_focused_application_chooses_the_engine_and_model() {
+    let home = tempfile::tempdir().unwrap();
+    let scenario = SCENARIO.replace(
+        r#""tiny.en" = "present""#,
+        "\"tiny.en\" = \"present\"\n\"moonshine-tiny\" = \"present\"",
+    );
+    let server = serve_scenario(home.path(), &scenario);
+    let port = server.discovery.port;
+    let profiles = json!([
+        {"id": "5B1F0B3A-31C4-4B41-9E54-6D1C8A8E4A10", "name": "Mail in Moonshine",
+         "isEnabled": true, "priority": 1, "bundleIdentifiers": ["ORG.mozilla.firefox"],
+         "urlPatterns": [], "engine": "moonshine", "model": "moonshine-tiny"},
+        {"id": "0C3E2A53-2B7B-4C32-9A45-7F6D2C1B9E21", "name": "Off", "isEnabled": false,
+         "priority": 0, "bundleIdentifiers": ["org.mozilla.firefox"], "urlPatterns": [],
+         "model": "base"}
+    ]);
+    let backup = backup_with_profiles(profiles);
+    let (code, summary) = http_json(port, "POST", "/v1/settings/import", Some(&backup));
+    assert_eq!(code, 200, "{summary}");
+
+    let (code, started) = http_json(port, "POST", "/v1/dictation/start", None);
+    assert_eq!(code, 200, "{started}");
+    let (_, status) = http_json(port, "GET", "/v1/dictation/status", None);
+    assert_eq!(status["active_model"], "moonshine-tiny", "{status}");
+    std::thread::sleep(Duration::from_secs(5));
+    http_json(port, "POST", "/v1/dictation/stop", None);
+    let id = started["id"].as_str().unwrap();
+    let done = poll_until_done(port, &result_path(id), Duration::from_secs(20));
+    assert_eq!(done["status"], "completed", "{done}");
+    let (_, history) = http_json(port, "GET", "/v1/history", None);
+    let entry = &history["entries"][0];
+    assert_eq!(
+        entry["id"].as_str().map(str::to_lowercase),
+        Some(id.to_lowercase())
+    );
+    assert_eq!(
+        (entry["engine"].as_str(), entry["model"].as_str()),
+        (Some("moonshine"), Some("moonshine-tiny")),
+        "{entry}"
+    );
+    assert_eq!(
+        entry["text"],
+        common::recorded_text_of("moonshine-tiny", "en-update")
+    );
+    let (_, status) = http_json(port, "GET", "/v1/dictation/status", None);
+    assert_eq!(
+        status["active_model"], "tiny.en",
+        "idle: the selected model"
+    );
+}
+
+#[test]
+fn a_profile_naming_a_model_that_is_not_downloaded_refuses_the_start() {
+    let home = tempfile::tempdir().unwrap();
+    let server = serve_scenario(home.path(), SCENARIO);
+    let port = server.discovery.port;
+    let profiles = json!([
+        {"id": "5B1F0B3A-31C4-4B41-9E54-6D1C8A8E4A10", "name": "Mail", "isEnabled": true,
+         "priority": 1, "bundleIdentifiers": [], "urlPatterns": ["mail.example.com"],
+         "model": "moonshine-tiny"}
+    ]);
+    let backup = backup_with_profiles(profiles);
+    let (code, summary) = http_json(port, "POST", "/v1/settings/import", Some(&backup));
+    assert_eq!(code, 200, "{summary}");
+    let (code, body) = http_json(port, "POST", "/v1/dictation/start", None);
+    assert_eq!(
+        (code, message(&body)),
+        (
+            409,
+            "No model is ready: the model 'moonshine-tiny' of the profile 'Mail' is not downloaded (verbatim models download moonshine-tiny)"
+        )
+    );
+    let (_, status) = http_json(port, "GET", "/v1/dictation/status", None);
+    assert_eq!(status["state"], "idle");
+}

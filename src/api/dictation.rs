@@ -99,13 +99,18 @@ async fn stop(State(app): State<Arc<App>>) -> Result<Json<SessionState>, ApiErro
 
 async fn status(State(app): State<Arc<App>>) -> Result<Json<DictationStatus>, ApiError> {
     let live = app.dictation.status().await;
-    let model = blocking(&app, |app| {
-        Ok(app
-            .transcriber
-            .selected()?
-            .map(|r| r.offer.spec.id.to_string()))
-    })
-    .await?;
+    let model = match live.active_model {
+        Some(model) => Some(model.to_string()),
+        None => {
+            blocking(&app, |app| {
+                Ok(app
+                    .transcriber
+                    .selected()?
+                    .map(|r| r.offer.spec.id.to_string()))
+            })
+            .await?
+        }
+    };
     let (active_workflow_id, active_workflow) = live.active_workflow.unzip();
     Ok(Json(DictationStatus {
         state: live.state.into(),

@@ -1,14 +1,14 @@
 //! System-wide dictation: a pure state machine ([`machine`]) driven by a service ([`service`])
 //! that owns the microphone, transcribes ([`transcript`]) and inserts the text ([`insert`]), and
 //! records which application it dictated into ([`context`]) in the desktop session ([`desktop`]),
-//! choosing the workflow whose rules match it ([`workflow_match`]).
+//! choosing the workflow and the profile whose rules match it ([`rule_match`]).
 
 pub mod context;
 pub mod desktop;
 pub mod insert;
 pub mod machine;
+pub mod rule_match;
 pub mod service;
 mod transcript;
-pub mod workflow_match;
 
 pub use transcript::FAILED_AUDIO_FOLDER;

@@ -1,6 +1,7 @@
 //! The dictation service: drives the state machine, captures the microphone at 16 kHz on its own
-//! thread, then transcribes with the session's workflow, saves the transcript to history (the
-//! session id is the entry id) and inserts it. Session status is kept in SQLite.
+//! thread, then transcribes with the session's workflow and profile (the profile's engine and
+//! model), saves the transcript to history (the session id is the entry id) and inserts it.
+//! Session status is kept in SQLite.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,14 +14,13 @@ use uuid::Uuid;
 use super::context::{AppContext, AppContextSource};
 use super::insert::{self, Inserter, InserterChoice};
 use super::machine::{Effect, Event, Refused, State, apply};
-use super::transcript::transcribe_and_save;
-use super::workflow_match::matching_workflow;
+use super::rule_match::matching_rule;
+use super::transcript::{session_options, transcribe_and_save};
 use crate::audio::capture::{AudioSource, CaptureError, Feed};
 use crate::audio::resample::TARGET_RATE;
 use crate::session::{self, Capture, Driven, Driver, Internal, Live};
-use crate::store::{DictationSession, Store, StoreError, Workflow, preferences};
+use crate::store::{DictationSession, Profile, Store, StoreError, Workflow, preferences};
 use crate::transcribe::{Dictated, Origin, TranscribeError, Transcriber};
-use crate::wire::transcription::TranscribeOptions;
 
 /// How long one read of the microphone waits.
 const READ_SLICE: Duration = Duration::from_millis(20);
@@ -55,6 +55,8 @@ pub struct Status {
     pub state: &'static str,
     pub is_recording: bool,
     pub active_workflow: Option<(Uuid, String)>,
+    /// The model the active session transcribes with (its profile's, else the selected one).
+    pub active_model: Option<&'static str>,
 }
 
 /// What a successful start answers.
@@ -79,7 +81,18 @@ pub struct Dictation {
 pub struct Session {
     pub(super) started_at: DateTime<Utc>,
     pub(super) workflow: Option<Workflow>,
+    /// The profile whose rules match the application: its engine and model transcribe.
+    pub(super) profile: Option<Profile>,
     pub(super) context: AppContext,
+    /// The model the session's options resolved to at start.
+    pub(super) model: &'static str,
+}
+
+/// What a session is set up with before the microphone opens.
+struct Setup {
+    workflow: Option<Workflow>,
+    profile: Option<Profile>,
+    context: AppContext,
 }
 
 /// The workflow named by a start request, checked per the contract.
@@ -180,15 +193,14 @@ impl Dictation {
     /// The machine's state and the active session's workflow.
     pub async fn status(&self) -> Status {
         let live = self.driver.lock().await;
+        let active = live.state.active().and(live.session.as_ref());
         Status {
             state: live.state.name(),
             is_recording: matches!(live.state, State::Recording { .. }),
-            active_workflow: live
-                .state
-                .active()
-                .and(live.session.as_ref())
+            active_workflow: active
                 .and_then(|s| s.workflow.as_ref())
                 .map(|w| (w.id, w.name.clone())),
+            active_model: active.map(|s| s.model),
         }
     }
 
@@ -201,11 +213,16 @@ impl Dictation {
         let mut live = self.driver.lock().await;
         let id = Uuid::new_v4();
         let next = live.check(Event::Start { id })?;
-        self.ready_to_transcribe(id).await?;
+        let choosing = self.clone();
+        let setup = session::blocking("reading the rules stopped", move || {
+            choosing.setup(workflow)
+        })
+        .await?;
+        let model = self.ready_to_transcribe(id, &setup).await?;
         let opening = self.clone();
         let (feed, session, max_samples) =
             session::blocking("opening the microphone stopped", move || {
-                opening.open(id, workflow)
+                opening.open(id, setup, model)
             })
             .await?;
         let post = session::poster(self);
@@ -218,9 +235,16 @@ impl Dictation {
         Ok(Started { id, workflow })
     }
 
-    /// Refuses a start that nobody could transcribe (no model selected, its weights missing)
-    /// before anything is captured: the person learns it before speaking, not after.
-    async fn ready_to_transcribe(&self, id: Uuid) -> Result<(), DictationError> {
+    /// Refuses a start that nobody could transcribe (no model selected, the profile's or the
+    /// selected model's weights missing) before anything is captured: the person learns it
+    /// before speaking, not after. Answers the model the session will use.
+    async fn ready_to_transcribe(
+        &self,
+        id: Uuid,
+        setup: &Setup,
+    ) -> Result<&'static str, DictationError> {
+        let options = session_options(setup.workflow.as_ref(), setup.profile.as_ref());
+        let named_model = options.model.clone();
         let origin = Origin::Dictation(Dictated {
             id,
             started_at: Utc::now(),
@@ -228,17 +252,20 @@ impl Dictation {
             app_bundle_id: None,
             app_url: None,
         });
-        let planned = self
-            .transcriber
-            .plan(TranscribeOptions::default(), false, origin)
-            .await;
-        let Err(err) = planned else {
-            return Ok(());
+        let planned = self.transcriber.plan(options, false, origin).await;
+        let err = match planned {
+            Ok(planned) => return Ok(planned.resolved().offer.spec.id),
+            Err(err) => err,
         };
         let reason = match err {
             TranscribeError::NoEngineSelected => {
                 "no model is selected (verbatim models select ID)".to_owned()
             }
+            TranscribeError::NotConfigured(_) if named_model.is_some() => format!(
+                "the model '{0}' of the profile '{1}' is not downloaded (verbatim models download {0})",
+                named_model.unwrap_or_default(),
+                setup.profile.as_ref().map_or("", |p| p.name.as_str()),
+            ),
             TranscribeError::NotConfigured(_) => {
                 let transcriber = self.transcriber.clone();
                 let selected = session::blocking("reading the selection stopped", move || {
@@ -255,7 +282,12 @@ impl Dictation {
                     None => "the selected model is not downloaded".to_owned(),
                 }
             }
-            other => other.public_message(),
+            other => match &setup.profile {
+                Some(profile) => {
+                    format!("the profile '{}': {}", profile.name, other.public_message())
+                }
+                None => other.public_message(),
+            },
         };
         Err(DictationError::NoModelReady(reason))
     }
@@ -265,24 +297,39 @@ impl Dictation {
         session::stop(self, Event::Stop).await
     }
 
-    /// Picks the workflow, opens the microphone and records the session; answers the microphone,
-    /// the session and how many samples it may capture. Blocks.
-    fn open(
-        &self,
-        id: Uuid,
-        workflow: Option<Workflow>,
-    ) -> Result<(Feed, Session, usize), DictationError> {
+    /// The focused application and the workflow (`workflow`, else the one whose rules match
+    /// the application) and profile that apply to it. Blocks.
+    fn setup(&self, workflow: Option<Workflow>) -> Result<Setup, DictationError> {
         let context = self.app_context.current();
         let workflow = match workflow {
             Some(w) => Some(w),
-            None => matching_workflow(&self.store.workflows()?, &context).cloned(),
+            None => matching_rule(&self.store.workflows()?, &context).cloned(),
         };
+        let profile = matching_rule(&self.store.profiles()?, &context).cloned();
+        Ok(Setup {
+            workflow,
+            profile,
+            context,
+        })
+    }
+
+    /// Opens the microphone and records the session set up with `setup`, transcribed by
+    /// `model`; answers the microphone, the session and how many samples it may capture.
+    /// Blocks.
+    fn open(
+        &self,
+        id: Uuid,
+        setup: Setup,
+        model: &'static str,
+    ) -> Result<(Feed, Session, usize), DictationError> {
         let max_seconds = self.store.pref_int(&preferences::MAX_DICTATION_SECONDS)?;
         let stream = self.microphone.open()?;
         let session = Session {
             started_at: Utc::now(),
-            workflow,
-            context,
+            workflow: setup.workflow,
+            profile: setup.profile,
+            context: setup.context,
+            model,
         };
         self.store.insert_dictation_session(&DictationSession {
             id,

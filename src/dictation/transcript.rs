@@ -1,5 +1,5 @@
-//! The transcription step of a finished dictation: the session's workflow settings, the engine,
-//! snippets and corrections, and the history entry it is saved as.
+//! The transcription step of a finished dictation: the session's workflow and profile settings,
+//! the engine, snippets and corrections, and the history entry it is saved as.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::service::Session;
 use crate::engine::Task;
 use crate::session;
-use crate::store::{LanguageMode, Workflow};
+use crate::store::{LanguageMode, Profile, Workflow};
 use crate::transcribe::{Audio, Dictated, Job, Origin, TranscribeError, Transcriber};
 use crate::wire::transcription::TranscribeOptions;
 
@@ -29,7 +29,7 @@ pub(super) async fn transcribe_and_save(
     let kept = samples.clone();
     let job = Job {
         audio: Audio::Samples(samples),
-        options: workflow_options(session.workflow.as_ref()),
+        options: session_options(session.workflow.as_ref(), session.profile.as_ref()),
         await_download: false,
         origin: Origin::Dictation(Dictated {
             id,
@@ -83,24 +83,36 @@ fn keep_audio(
     sink.finish().map_err(failed)
 }
 
-/// Transcription options from a workflow's language settings.
-fn workflow_options(workflow: Option<&Workflow>) -> TranscribeOptions {
+/// Transcription options of a session: the workflow's language settings; the profile's engine
+/// and model, and its language and translation where the workflow sets none.
+pub(super) fn session_options(
+    workflow: Option<&Workflow>,
+    profile: Option<&Profile>,
+) -> TranscribeOptions {
     let mut options = TranscribeOptions::default();
-    let Some(workflow) = workflow else {
-        return options;
-    };
-    match workflow.extra.language_mode {
-        LanguageMode::Inherit | LanguageMode::Auto => {}
-        LanguageMode::Exact => options.language = workflow.input_language.clone(),
-        LanguageMode::Multiple => options.language_hints = workflow.extra.language_hints.clone(),
+    let mode = workflow.map_or(LanguageMode::Inherit, |w| w.extra.language_mode);
+    match (mode, workflow) {
+        (LanguageMode::Exact, Some(workflow)) => options.language = workflow.input_language.clone(),
+        (LanguageMode::Multiple, Some(workflow)) => {
+            options.language_hints = workflow.extra.language_hints.clone()
+        }
+        (LanguageMode::Auto, _) => {}
+        _ => options.language = profile.and_then(|p| p.input_language.clone()),
     }
+    let target = workflow
+        .and_then(|w| w.translation_target_language.as_deref())
+        .or_else(|| profile.and_then(|p| p.translation_target_language.as_deref()));
     // Whisper translates into English only; other targets are left untranslated.
-    if workflow
-        .translation_target_language
-        .as_deref()
-        .is_some_and(|t| t.eq_ignore_ascii_case("en"))
-    {
+    if target.is_some_and(|t| t.eq_ignore_ascii_case("en")) {
         options.task = Some(Task::Translate);
+    }
+    if let Some(profile) = profile {
+        options.engine = profile
+            .extra
+            .engine
+            .clone()
+            .filter(|e| !e.trim().is_empty());
+        options.model = profile.extra.model.clone().filter(|m| !m.trim().is_empty());
     }
     options
 }

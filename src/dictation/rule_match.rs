@@ -1,22 +1,23 @@
-//! Which workflow (rule) applies to an application context: app ids compared
-//! case-insensitively, and URL patterns with `*` wildcards.
+//! Which workflow, and which profile, applies to an application context (both are rules): app
+//! ids compared case-insensitively, and URL patterns with `*` wildcards.
 
 use super::context::AppContext;
-use crate::store::workflows::Workflow;
+use crate::store::rules::Rule;
 
-/// The workflow that applies to `ctx`: among the enabled workflows that list its app id in
-/// `bundle_identifiers` (compared case-insensitively) or have a URL pattern matching its URL
-/// (see [`url_matches`]), the one with the lowest `priority`; on a tie the first in `workflows`
-/// (the store lists them by priority, then in the order they were added).
-pub fn matching_workflow<'a>(workflows: &'a [Workflow], ctx: &AppContext) -> Option<&'a Workflow> {
-    workflows
+/// The rule that applies to `ctx`: among the enabled rules (workflows or profiles) that list its
+/// app id in `bundle_identifiers` (compared case-insensitively) or have a URL pattern matching
+/// its URL (see [`url_matches`]), the one with the lowest `priority`; on a tie the first in
+/// `rules` (the store lists them by priority, then in the order they were added).
+pub fn matching_rule<'a, T>(rules: &'a [Rule<T>], ctx: &AppContext) -> Option<&'a Rule<T>> {
+    rules
         .iter()
-        .filter(|workflow| workflow.enabled && applies_to(workflow, ctx))
-        .min_by_key(|workflow| workflow.priority)
+        .filter(|rule| rule.enabled && applies_to(rule, ctx))
+        .min_by_key(|rule| rule.priority)
 }
 
-/// Whether `workflow` names the context's app or matches its URL (enabled or not).
-pub fn applies_to(workflow: &Workflow, ctx: &AppContext) -> bool {
+/// Whether `workflow` (a rule of any kind) names the context's app or matches its URL (enabled
+/// or not).
+pub fn applies_to<T>(workflow: &Rule<T>, ctx: &AppContext) -> bool {
     let app = ctx
         .app_id
         .as_deref()
@@ -179,6 +180,7 @@ fn glob(pattern: &[u8], text: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::workflows::Workflow;
     use proptest::prelude::*;
     use uuid::Uuid;
 
@@ -214,7 +216,7 @@ mod tests {
         let code = workflow("Code", 2, &["Code", "thunderbird"], &["github.com"]);
         let late = workflow("Late", 2, &["code"], &[]);
         let workflows = vec![mail.clone(), code.clone(), late];
-        let name = |ctx: &AppContext| matching_workflow(&workflows, ctx).map(|w| w.name.as_str());
+        let name = |ctx: &AppContext| matching_rule(&workflows, ctx).map(|w| w.name.as_str());
         assert_eq!(name(&app("Thunderbird")), Some("Mail"));
         assert_eq!(name(&app("CODE")), Some("Code"), "ties keep the list order");
         assert_eq!(name(&page("https://github.com/x")), Some("Code"));
@@ -223,7 +225,7 @@ mod tests {
         mail.enabled = false;
         let workflows = [mail, code];
         assert_eq!(
-            matching_workflow(&workflows, &app("thunderbird")).map(|w| w.name.as_str()),
+            matching_rule(&workflows, &app("thunderbird")).map(|w| w.name.as_str()),
             Some("Code")
         );
     }
@@ -231,9 +233,9 @@ mod tests {
     #[test]
     fn a_blank_app_id_or_identifier_matches_nothing() {
         let workflows = [workflow("Blank", 0, &["", " "], &["", "  "])];
-        assert!(matching_workflow(&workflows, &app("")).is_none());
-        assert!(matching_workflow(&workflows, &app(" ")).is_none());
-        assert!(matching_workflow(&workflows, &page("https://example.org")).is_none());
+        assert!(matching_rule(&workflows, &app("")).is_none());
+        assert!(matching_rule(&workflows, &app(" ")).is_none());
+        assert!(matching_rule(&workflows, &page("https://example.org")).is_none());
     }
 
     #[test]
@@ -372,7 +374,7 @@ mod tests {
             let mut sorted: Vec<&Workflow> = workflows.iter().collect();
             sorted.sort_by_key(|w| w.priority); // stable: ties keep their order
             let expected = sorted.into_iter().find(|w| w.enabled && applies_to(w, &ctx));
-            let found = matching_workflow(&workflows, &ctx);
+            let found = matching_rule(&workflows, &ctx);
             prop_assert_eq!(found.map(|w| w.id), expected.map(|w| w.id));
             if let Some(found) = found {
                 prop_assert!(found.enabled);
