@@ -5,7 +5,9 @@
 //!
 //! [`ChunkPlanner`] decides frame by frame and gives each chunk out as soon as nothing later in
 //! the audio can change it, so audio of any length is planned in bounded memory; planning all
-//! at once ([`plan_chunks`]) is the same planner fed every score.
+//! at once ([`plan_chunks`]) is the same planner fed every score. Live audio (someone speaking
+//! now, waiting for the text) is planned with [`Limits::LIVE`]: a chunk closes at a short pause
+//! and is at most 15 s, so its text comes while the person speaks.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -34,6 +36,44 @@ const CUT_WINDOW_FRAMES: usize = 10;
 /// the chunk.
 const EARLIEST_CUT_FRAMES: usize = 20 * SAMPLE_RATE / FRAME;
 
+/// Where chunks end: at a pause of at least `long_pause` frames between padded regions, or when
+/// longer than `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub padding: usize,
+    pub long_pause: usize,
+    pub max_chunk: usize,
+    pub earliest_cut: usize,
+}
+
+impl Limits {
+    /// Files: chunks of up to Whisper's 30 s window, packed across pauses under 3.2 s.
+    pub const FILE: Limits = Limits {
+        padding: PADDING_FRAMES,
+        long_pause: LONG_PAUSE_FRAMES,
+        max_chunk: MAX_CHUNK_FRAMES,
+        earliest_cut: EARLIEST_CUT_FRAMES,
+    };
+
+    /// Live audio: a chunk ends once 0.56 s have passed without speech (0.24 s of padding on
+    /// each side and 5 frames between), and is at most 15 s, cut at its quietest moment after
+    /// 8 s.
+    pub const LIVE: Limits = Limits {
+        padding: LIVE_PADDING_FRAMES,
+        long_pause: 5,
+        max_chunk: 15 * SAMPLE_RATE / FRAME,
+        earliest_cut: 8 * SAMPLE_RATE / FRAME,
+    };
+
+    /// Frames of silence after speech before a live chunk is settled.
+    pub const fn pause(&self) -> usize {
+        2 * self.padding + self.long_pause
+    }
+}
+
+/// Non-speech kept on each side of a region of live audio (0.24 s).
+const LIVE_PADDING_FRAMES: usize = 15;
+
 /// The chunks to transcribe in audio of `len` samples whose frames scored `scores`, as sample
 /// ranges in order, none overlapping, each at most [`MAX_CHUNK_SAMPLES`]; empty when nobody
 /// speaks.
@@ -43,12 +83,16 @@ pub fn plan_chunks(scores: &[f32], len: usize) -> Vec<Range<usize>> {
 
 /// [`plan_chunks`] with `padding` frames of non-speech kept on each side of a region.
 pub fn plan_chunks_padded(scores: &[f32], len: usize, padding: usize) -> Vec<Range<usize>> {
-    plan_all(ChunkPlanner::speech(padding), scores, len)
+    let limits = Limits {
+        padding,
+        ..Limits::FILE
+    };
+    plan_all(ChunkPlanner::speech(limits), scores, len)
 }
 
 /// The chunks of the whole audio, speech or not, each at most [`MAX_CHUNK_SAMPLES`].
 pub fn plan_everything(scores: &[f32], len: usize) -> Vec<Range<usize>> {
-    plan_all(ChunkPlanner::everything(), scores, len)
+    plan_all(ChunkPlanner::everything(Limits::FILE), scores, len)
 }
 
 fn plan_all(mut planner: ChunkPlanner, scores: &[f32], len: usize) -> Vec<Range<usize>> {
@@ -76,6 +120,7 @@ enum Keep {
 /// Plans chunks frame by frame (see the module documentation).
 pub struct ChunkPlanner {
     keep: Keep,
+    limits: Limits,
     /// Frames scored so far.
     frames: usize,
     regions: RegionTracker,
@@ -94,19 +139,25 @@ pub struct ChunkPlanner {
 }
 
 impl ChunkPlanner {
-    /// A planner of the speech, padded by `padding` frames on each side.
-    pub fn speech(padding: usize) -> ChunkPlanner {
-        ChunkPlanner::new(Keep::Speech { padding })
+    /// A planner of the speech, within `limits`.
+    pub fn speech(limits: Limits) -> ChunkPlanner {
+        ChunkPlanner::new(
+            Keep::Speech {
+                padding: limits.padding,
+            },
+            limits,
+        )
     }
 
-    /// A planner of the whole audio.
-    pub fn everything() -> ChunkPlanner {
-        ChunkPlanner::new(Keep::Everything)
+    /// A planner of the whole audio, in chunks of at most `limits.max_chunk`.
+    pub fn everything(limits: Limits) -> ChunkPlanner {
+        ChunkPlanner::new(Keep::Everything, limits)
     }
 
-    fn new(keep: Keep) -> ChunkPlanner {
+    fn new(keep: Keep, limits: Limits) -> ChunkPlanner {
         ChunkPlanner {
             keep,
+            limits,
             frames: 0,
             regions: RegionTracker::default(),
             open_in_pending: false,
@@ -232,8 +283,8 @@ impl ChunkPlanner {
         match &mut self.pending {
             Some(last) if padded.start <= last.end => last.end = last.end.max(padded.end),
             Some(last)
-                if padded.start - last.end < LONG_PAUSE_FRAMES
-                    && padded.end - last.start <= MAX_CHUNK_FRAMES =>
+                if padded.start - last.end < self.limits.long_pause
+                    && padded.end - last.start <= self.limits.max_chunk =>
             {
                 last.end = padded.end
             }
@@ -266,12 +317,13 @@ impl ChunkPlanner {
             .pending
             .as_ref()
             .is_some_and(|pending| open.start.saturating_sub(padding) <= pending.end);
-        if speech && (meets || open.len() > MAX_CHUNK_FRAMES || self.open_in_pending) {
+        let max_chunk = self.limits.max_chunk;
+        if speech && (meets || open.len() > max_chunk || self.open_in_pending) {
             self.add_speech(open, padding, chunks);
             self.open_in_pending = true;
-        } else if !speech && open.len() > MAX_CHUNK_FRAMES {
+        } else if !speech && open.len() > max_chunk {
             self.regions
-                .forget_before(self.frames.saturating_sub(MAX_CHUNK_FRAMES));
+                .forget_before(self.frames.saturating_sub(max_chunk));
         }
     }
 
@@ -290,8 +342,8 @@ impl ChunkPlanner {
         let earliest_end = open.map_or(self.frames + MIN_VOICED_FRAMES, |open| open.end);
         let earliest_padded = earliest.saturating_sub(padding);
         let apart = earliest_padded > pending.end
-            && (earliest_padded - pending.end >= LONG_PAUSE_FRAMES
-                || earliest_end + padding - pending.start > MAX_CHUNK_FRAMES);
+            && (earliest_padded - pending.end >= self.limits.long_pause
+                || earliest_end + padding - pending.start > self.limits.max_chunk);
         if apart && let Some(done) = self.pending.take() {
             self.give_out(done, chunks);
         }
@@ -301,8 +353,8 @@ impl ChunkPlanner {
     /// scores around the cut are known (all of them at the `end`).
     fn cut_long(&mut self, end: bool, chunks: &mut Vec<Range<usize>>) {
         while let Some(pending) = &self.pending
-            && pending.len() > MAX_CHUNK_FRAMES
-            && (end || self.frames >= pending.start + MAX_CHUNK_FRAMES + CUT_WINDOW_FRAMES / 2)
+            && pending.len() > self.limits.max_chunk
+            && (end || self.frames >= pending.start + self.limits.max_chunk + CUT_WINDOW_FRAMES / 2)
         {
             let cut = self.quietest_cut(pending.start);
             chunks.push(pending.start..cut);
@@ -323,7 +375,7 @@ impl ChunkPlanner {
     /// [`CUT_WINDOW_FRAMES`]; the latest of equals) between [`EARLIEST_CUT_FRAMES`] and the
     /// longest chunk: a pause between sentences rather than between words.
     fn quietest_cut(&self, start: usize) -> usize {
-        let window = start + EARLIEST_CUT_FRAMES..start + MAX_CHUNK_FRAMES;
+        let window = start + self.limits.earliest_cut..start + self.limits.max_chunk;
         let quietness = |frame: usize| -> f32 {
             let around = frame.saturating_sub(CUT_WINDOW_FRAMES / 2)
                 ..(frame + CUT_WINDOW_FRAMES / 2).min(self.frames);
@@ -398,6 +450,49 @@ mod tests {
         assert_eq!(chunks.len(), 2);
         assert_eq!(chunks[0].end, 200 + PADDING_FRAMES);
         assert_eq!(chunks[1].start, 200 + long - PADDING_FRAMES);
+    }
+
+    /// The chunks a live planner gives out, each with the frame at which it came out.
+    fn live_chunks(scores: &[f32]) -> Vec<(Range<usize>, usize)> {
+        let mut planner = ChunkPlanner::speech(Limits::LIVE);
+        let mut out = Vec::new();
+        let mut chunks = Vec::new();
+        for (frame, &score) in scores.iter().enumerate() {
+            planner.push(score, &mut chunks);
+            out.extend(chunks.drain(..).map(|chunk| (chunk, frame)));
+        }
+        planner.finish(&mut chunks);
+        out.extend(chunks.drain(..).map(|chunk| (chunk, scores.len())));
+        out
+    }
+
+    #[test]
+    fn live_chunks_close_once_a_short_pause_has_passed() {
+        let pause = Limits::LIVE.pause();
+        assert_eq!(pause, 35, "0.56 s");
+        // A pause just under it joins two sentences; one of it parts them.
+        let joined = scores(1000, &[100..200, 200 + pause - 1..300]);
+        assert_eq!(live_chunks(&joined).len(), 1);
+        let parted = scores(1000, &[100..200, 200 + pause..300 + pause]);
+        let chunks = live_chunks(&parted);
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        // The first is given out as soon as the pause has passed, not at the end of the audio.
+        let (first, given_at) = &chunks[0];
+        assert_eq!(first.clone(), 85..215);
+        assert_eq!(*given_at, 200 + pause - 1);
+    }
+
+    #[test]
+    fn live_chunks_are_at_most_fifteen_seconds_and_cut_while_speech_goes_on() {
+        let frames = 40 * SECOND;
+        let talk = scores(frames, &[0..frames]);
+        let chunks = live_chunks(&talk);
+        assert!(chunks.len() >= 3, "{chunks:?}");
+        for (chunk, given_at) in &chunks[..chunks.len() - 1] {
+            assert!(chunk.len() <= Limits::LIVE.max_chunk, "{chunk:?}");
+            assert!(chunk.len() >= Limits::LIVE.earliest_cut, "{chunk:?}");
+            assert!(*given_at < frames, "given out while the speech went on");
+        }
     }
 
     #[test]
@@ -485,7 +580,7 @@ mod tests {
                     }
                 }
             }
-            let mut planner = ChunkPlanner::speech(PADDING_FRAMES);
+            let mut planner = ChunkPlanner::speech(Limits::FILE);
             let mut chunks = Vec::new();
             let mut most_held = 0;
             for (i, &score) in s.iter().enumerate() {

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use super::chunks::{ChunkPlanner, PADDING_FRAMES};
+use super::chunks::{ChunkPlanner, Limits};
 use super::{FRAME, Scorer};
 
 /// A chunk to transcribe: where it starts in the audio (in samples), and its samples.
@@ -38,14 +38,19 @@ pub struct Chunker {
 
 impl Chunker {
     /// Chunks of the speech only (`speech_only`), or of the whole audio cut at its quietest
-    /// moments.
+    /// moments, within the limits for files.
     pub fn new(speech_only: bool) -> Chunker {
+        Chunker::within(speech_only, Limits::FILE)
+    }
+
+    /// [`Chunker::new`] within `limits` ([`Limits::LIVE`] for someone speaking now).
+    pub fn within(speech_only: bool, limits: Limits) -> Chunker {
         Chunker {
             scorer: Scorer::default(),
             planner: if speech_only {
-                ChunkPlanner::speech(PADDING_FRAMES)
+                ChunkPlanner::speech(limits)
             } else {
-                ChunkPlanner::everything()
+                ChunkPlanner::everything(limits)
             },
             buffer: VecDeque::new(),
             buffer_from: 0,
