@@ -19,6 +19,7 @@ pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
 pub mod service; // the systemd user unit that runs `verbatim serve` in the background
 pub mod session; // the session driver dictation and the Recorder share: machine, lock, capture thread
+pub mod session_events; // live events of sessions for any number of listeners, bounded per listener
 pub mod store; // SQLite: migrations, durable writes, preferences, history, dictionary, workflows
 pub mod transcribe; // the transcription path and its text post-processing
 pub mod wire; // JSON shapes shared by the server and the client

@@ -440,3 +440,69 @@ fn a_profile_naming_a_model_that_is_not_downloaded_refuses_the_start() {
     let (_, status) = http_json(port, "GET", "/v1/dictation/status", None);
     assert_eq!(status["state"], "idle");
 }
+
+#[test]
+fn every_listener_follows_a_dictation_from_start_to_completion() {
+    let home = tempfile::tempdir().unwrap();
+    let server = serve_scenario(home.path(), SCENARIO);
+    let port = server.discovery.port;
+    let listeners = [
+        common::sse_follow(port, "/v1/dictation/events"),
+        common::sse_follow(port, "/v1/dictation/events"),
+    ];
+    let (started, done) = dictate(port, None, 5.0);
+    assert_eq!(done["status"], "completed", "{done}");
+    let id = started["id"].as_str().unwrap();
+    let expected = recorded_text("en-update");
+    let within = Duration::from_secs(20);
+    for events in &listeners {
+        let begun = common::next_event(events, "dictation.started", within);
+        assert_eq!(
+            (begun["id"].as_str(), begun["model"].as_str()),
+            (Some(id), Some("tiny.en"))
+        );
+        let stopped = common::next_event(events, "dictation.stopped", within);
+        assert_eq!(stopped["id"], id);
+        let delta = common::next_event(
+            events,
+            "conversation.item.input_audio_transcription.delta",
+            within,
+        );
+        assert_eq!(
+            (delta["id"].as_str(), delta["item_id"].as_str()),
+            (Some(id), Some(id))
+        );
+        assert!(!delta["delta"].as_str().unwrap().is_empty(), "{delta}");
+        let heard = common::next_event(
+            events,
+            "conversation.item.input_audio_transcription.completed",
+            within,
+        );
+        assert_eq!(heard["transcript"], expected.as_str());
+        let completed = common::next_event(events, "dictation.completed", within);
+        assert_eq!(completed["type"], "dictation.completed");
+        assert_eq!(completed["text"], expected.as_str());
+        let to_text = completed["stop_to_text_ms"].as_u64().unwrap();
+        let to_insert = completed["stop_to_insert_ms"].as_u64().unwrap();
+        assert!(to_text <= to_insert, "{completed}");
+    }
+}
+
+#[test]
+fn a_failed_dictation_is_an_event_with_its_reason() {
+    let home = tempfile::tempdir().unwrap();
+    let faulty = format!("{SCENARIO}\n[microphone.faults]\nlost_after_seconds = 1.0\n");
+    let server = serve_scenario(home.path(), &faulty);
+    let port = server.discovery.port;
+    let events = common::sse_follow(port, "/v1/dictation/events");
+    let (_, started) = http_json(port, "POST", "/v1/dictation/start", None);
+    let failed = common::next_event(&events, "dictation.failed", Duration::from_secs(10));
+    assert_eq!(failed["id"], started["id"]);
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .contains("microphone was lost"),
+        "{failed}"
+    );
+}

@@ -14,6 +14,7 @@ use axum::body::Body;
 use common::{TestApp, request, send, word_error_rate};
 use serde_json::Value;
 use verbatim::store::{PrefValue, preferences};
+use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::Corpus;
 
 async fn call(app: &TestApp, method: &str, path: &str) -> (u16, Value) {
@@ -145,4 +146,79 @@ async fn the_recorder_and_dictation_capture_real_devices() {
             "the text was saved before insertion"
         );
     }
+}
+
+/// The next event named `name` within `within`, skipping others.
+async fn next_event(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Value)>,
+    name: &str,
+    within: Duration,
+) -> Option<Value> {
+    tokio::time::timeout(within, async {
+        while let Some((got, data)) = events.recv().await {
+            if got == name {
+                return Some(data);
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dictation_transcribes_each_sentence_while_the_person_speaks() {
+    let Some(_pulse) = common::pulse::pulse() else {
+        return;
+    };
+    let Some(models) = common::test_models() else {
+        return;
+    };
+    let app = TestApp::real(models);
+    app.select("tiny.en");
+    set(
+        &app,
+        &preferences::DICTATION_INSERTION,
+        PrefValue::Text("none".into()),
+    );
+    let mut events = common::sse_follow_app(&app, "/v1/dictation/events").await;
+    let (code, started) = call(&app, "POST", "/v1/dictation/start").await;
+    assert_eq!(code, 200, "{started}");
+    let first = play("en-founded").await;
+    // A pause: the first sentence is committed while the microphone still records.
+    let delta = "conversation.item.input_audio_transcription.delta";
+    let committed = next_event(&mut events, delta, Duration::from_secs(6))
+        .await
+        .expect("the first sentence's text while recording");
+    let (_, status) = call(&app, "GET", "/v1/dictation/status").await;
+    assert_eq!(status["state"], "recording", "{status}");
+    let early = committed["delta"].as_str().unwrap().to_string();
+    let first_heard = normalize_numbers(&first);
+    assert!(
+        word_error_rate(&first_heard, &early) <= 0.25,
+        "{early:?} for {first:?}"
+    );
+    let second = play("en-hello").await;
+    let (code, _) = call(&app, "POST", "/v1/dictation/stop").await;
+    assert_eq!(code, 200);
+    let done = next_event(&mut events, "dictation.completed", Duration::from_secs(30))
+        .await
+        .expect("the dictation completes");
+    let id = started["id"].as_str().unwrap();
+    assert_eq!(done["id"], id);
+    let text = done["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(early.trim()),
+        "committed text is never rewritten: {text:?}"
+    );
+    let spoken = normalize_numbers(&format!("{first} {second}"));
+    let wer = word_error_rate(&spoken, text);
+    assert!(
+        wer <= 0.2,
+        "dictated {text:?} for {spoken:?} (WER {wer:.2})"
+    );
+    assert!(done["stop_to_text_ms"].as_u64().is_some(), "{done}");
+    let session = poll(&app, &format!("/v1/dictation/transcription?id={id}")).await;
+    assert_eq!(session["transcription"]["text"], text);
 }

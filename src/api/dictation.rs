@@ -1,6 +1,6 @@
 //! The dictation routes: `POST /v1/dictation/start` (optional `{workflow_id}`),
-//! `POST /v1/dictation/stop`, `GET /v1/dictation/status` and
-//! `GET /v1/dictation/transcription?id=`.
+//! `POST /v1/dictation/stop`, `GET /v1/dictation/status`,
+//! `GET /v1/dictation/transcription?id=` and the live events, `GET /v1/dictation/events`.
 
 use std::sync::Arc;
 
@@ -26,6 +26,24 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/dictation/stop", post(stop))
         .route("/v1/dictation/status", get(status))
         .route("/v1/dictation/transcription", get(transcription))
+        .route("/v1/dictation/events", get(events))
+}
+
+/// How often an idle event stream sends a comment, so clients and proxies keep it open.
+const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The sessions' live events as server-sent events, from now on, named by their `type`.
+async fn events(State(app): State<Arc<App>>) -> impl axum::response::IntoResponse {
+    use axum::response::sse::{Event, KeepAlive, Sse};
+    let subscription = app.dictation.events().subscribe();
+    let stream = futures_util::stream::unfold(subscription, |mut subscription| async move {
+        let event = subscription.next().await?;
+        let sse = Event::default()
+            .event(event.kind())
+            .data(event.data.to_string());
+        Some((Ok::<_, std::convert::Infallible>(sse), subscription))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
 }
 
 impl From<DictationError> for ApiError {

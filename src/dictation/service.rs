@@ -1,14 +1,16 @@
 //! The dictation service: drives the state machine, captures the microphone at 16 kHz on its own
-//! thread, then transcribes with the session's workflow and profile (the profile's engine and
-//! model), saves the transcript to history (the session id is the entry id) and inserts it.
-//! Session status is kept in SQLite.
+//! thread and transcribes while the person speaks (each chunk of speech as soon as a short pause
+//! ends it, with the session's workflow and profile: the profile's engine and model), so at stop
+//! only the last words remain; then saves the transcript to history (the session id is the
+//! entry id) and inserts it. Session status is kept in SQLite.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use serde_json::json;
 use uuid::Uuid;
 
 use super::context::{AppContext, AppContextSource};
@@ -19,8 +21,11 @@ use super::transcript::{session_options, transcribe_and_save};
 use crate::audio::capture::{AudioSource, CaptureError, Feed};
 use crate::audio::resample::TARGET_RATE;
 use crate::session::{self, Capture, Driven, Driver, Internal, Live};
+use crate::session_events::{EventHub, SessionEvent};
 use crate::store::{DictationSession, Profile, Store, StoreError, Workflow, preferences};
-use crate::transcribe::{Dictated, Origin, TranscribeError, Transcriber};
+use crate::transcribe::{
+    Audio, Dictated, Origin, Planned, TranscribeError, Transcriber, Transcript,
+};
 
 /// How long one read of the microphone waits.
 const READ_SLICE: Duration = Duration::from_millis(20);
@@ -74,6 +79,7 @@ pub struct Dictation {
     insertion: InserterChoice,
     transcriber: Arc<Transcriber>,
     driver: Driver<Dictation>,
+    events: EventHub,
 }
 
 /// The active session's settings, fixed at start.
@@ -81,12 +87,24 @@ pub struct Dictation {
 pub struct Session {
     pub(super) started_at: DateTime<Utc>,
     pub(super) workflow: Option<Workflow>,
-    /// The profile whose rules match the application: its engine and model transcribe.
-    pub(super) profile: Option<Profile>,
-    pub(super) context: AppContext,
     /// The model the session's options resolved to at start.
     pub(super) model: &'static str,
+    /// The transcription running while the session records; taken once, when it is awaited.
+    pub(super) transcription: LiveTranscription,
+    /// When the session stopped, and when its text was ready.
+    pub(super) clock: Arc<std::sync::Mutex<Clock>>,
 }
+
+/// The moments a session's figures are measured from.
+#[derive(Debug, Default)]
+pub(super) struct Clock {
+    stopped: Option<Instant>,
+    text_ready: Option<(Duration, String)>,
+}
+
+/// A transcription that hears the audio as it is captured.
+pub(super) type LiveTranscription =
+    Arc<std::sync::Mutex<Option<tokio::task::JoinHandle<Result<Transcript, TranscribeError>>>>>;
 
 /// What a session is set up with before the microphone opens.
 struct Setup {
@@ -143,6 +161,10 @@ impl Driven for Dictation {
             }
             Effect::Transcribe { id } => {
                 let thread = live.stop_capture();
+                if let Some(session) = &live.session {
+                    lock(&session.clock).stopped = Some(Instant::now());
+                }
+                self.publish("dictation.stopped", &id, json!({}));
                 self.store.set_dictation_status(&id, "processing", None)?;
                 if let (Some(thread), Some(session)) = (thread, live.session.clone()) {
                     tokio::spawn(self.clone().process(id, thread, session));
@@ -158,10 +180,31 @@ impl Driven for Dictation {
             Effect::Completed { id } => {
                 tracing::info!(%id, "dictation completed");
                 self.store.set_dictation_status(&id, "completed", None)?;
+                let clock = live.session.as_ref().map(|s| s.clock.clone());
+                let clock = clock.as_ref().map(|c| lock(c));
+                let stopped = clock.as_ref().and_then(|c| c.stopped);
+                let (to_text, text) = clock
+                    .as_ref()
+                    .and_then(|c| c.text_ready.clone())
+                    .unwrap_or_default();
+                let to_insert = stopped.map_or(Duration::ZERO, |s| s.elapsed());
+                let fields = json!({
+                    "text": text,
+                    "stop_to_text_ms": to_text.as_millis() as u64,
+                    "stop_to_insert_ms": to_insert.as_millis() as u64,
+                });
+                self.publish("dictation.completed", &id, fields);
             }
             Effect::Failed { id, error } => {
                 tracing::warn!(%id, "dictation failed: {error}");
                 live.stop_capture();
+                // What was heard so far is not kept: the session failed before it was stopped.
+                if let Some(session) = &live.session
+                    && let Some(transcription) = lock(&session.transcription).take()
+                {
+                    transcription.abort();
+                }
+                self.publish("dictation.failed", &id, json!({"error": error}));
                 self.store
                     .set_dictation_status(&id, "failed", Some(&error))?;
             }
@@ -187,7 +230,33 @@ impl Dictation {
             insertion,
             transcriber,
             driver: Driver::new(State::Idle),
+            events: EventHub::default(),
         }
+    }
+
+    /// The sessions' live events (see the contract's third wave).
+    pub fn events(&self) -> &EventHub {
+        &self.events
+    }
+
+    /// Publishes the event `kind` of session `id` with `fields` (an object).
+    fn publish(&self, kind: &str, id: &Uuid, fields: serde_json::Value) {
+        let mut data = json!({"type": kind, "id": crate::wire::format_uuid(id)});
+        if let (Some(data), serde_json::Value::Object(fields)) = (data.as_object_mut(), fields) {
+            data.extend(fields);
+        }
+        self.events.publish(SessionEvent::kept(data));
+    }
+
+    /// Publishes OpenAI Realtime's `conversation.item.input_audio_transcription.<what>` for the
+    /// session `id` (the session is the conversation item).
+    fn publish_item(&self, what: &str, id: &Uuid, fields: serde_json::Value) {
+        let mut item = json!({"item_id": crate::wire::format_uuid(id), "content_index": 0});
+        if let (Some(item), serde_json::Value::Object(fields)) = (item.as_object_mut(), fields) {
+            item.extend(fields);
+        }
+        let kind = format!("conversation.item.input_audio_transcription.{what}");
+        self.publish(&kind, id, item);
     }
 
     /// The machine's state and the active session's workflow.
@@ -218,7 +287,8 @@ impl Dictation {
             choosing.setup(workflow)
         })
         .await?;
-        let model = self.ready_to_transcribe(id, &setup).await?;
+        let planned = self.ready_to_transcribe(id, &setup).await?;
+        let model = planned.resolved().offer.spec.id;
         let opening = self.clone();
         let (feed, session, max_samples) =
             session::blocking("opening the microphone stopped", move || {
@@ -226,35 +296,53 @@ impl Dictation {
             })
             .await?;
         let post = session::poster(self);
+        let (heard, blocks) = std::sync::mpsc::channel();
         let capture = Capture::spawn(format!("dictation-{id}"), move |stop| {
-            capture(feed, stop, max_samples, post)
+            capture(feed, stop, max_samples, post, heard)
         })?;
+        let committed = self.clone();
+        let on_segments: crate::transcribe::SegmentSink = Box::new(move |timed| {
+            let delta: Vec<&str> = timed
+                .iter()
+                .map(|t| t.text.trim())
+                .filter(|t| !t.is_empty())
+                .collect();
+            if !delta.is_empty() {
+                let fields = json!({"delta": delta.join(" ")});
+                committed.publish_item("delta", &id, fields);
+            }
+        });
+        let running = planned.run_streaming(Audio::Live(blocks), Some(on_segments));
+        *lock(&session.transcription) = Some(tokio::spawn(running));
         let workflow = session.workflow.as_ref().map(|w| (w.id, w.name.clone()));
         live.begin(next, capture, session);
+        let workflow_id = workflow.as_ref().map(|w| crate::wire::format_uuid(&w.0));
+        let fields = json!({"model": model, "workflow_id": workflow_id});
+        self.publish("dictation.started", &id, fields);
         tracing::info!(%id, "dictation started");
         Ok(Started { id, workflow })
     }
 
     /// Refuses a start that nobody could transcribe (no model selected, the profile's or the
     /// selected model's weights missing) before anything is captured: the person learns it
-    /// before speaking, not after. Answers the model the session will use.
+    /// before speaking, not after. Answers the planned transcription.
     async fn ready_to_transcribe(
         &self,
         id: Uuid,
         setup: &Setup,
-    ) -> Result<&'static str, DictationError> {
+    ) -> Result<Planned, DictationError> {
         let options = session_options(setup.workflow.as_ref(), setup.profile.as_ref());
         let named_model = options.model.clone();
         let origin = Origin::Dictation(Dictated {
             id,
             started_at: Utc::now(),
-            app_name: None,
-            app_bundle_id: None,
-            app_url: None,
+            app_name: setup.context.app_name.clone(),
+            app_bundle_id: setup.context.app_id.clone(),
+            app_url: setup.context.url.clone(),
         });
         let planned = self.transcriber.plan(options, false, origin).await;
         let err = match planned {
-            Ok(planned) => return Ok(planned.resolved().offer.spec.id),
+            Ok(planned) => return Ok(planned),
             Err(err) => err,
         };
         let reason = match err {
@@ -327,9 +415,9 @@ impl Dictation {
         let session = Session {
             started_at: Utc::now(),
             workflow: setup.workflow,
-            profile: setup.profile,
-            context: setup.context,
             model,
+            transcription: LiveTranscription::default(),
+            clock: Arc::default(),
         };
         self.store.insert_dictation_session(&DictationSession {
             id,
@@ -347,6 +435,19 @@ impl Dictation {
     /// insertion.
     async fn process(self: Arc<Self>, id: Uuid, thread: JoinHandle<Vec<f32>>, session: Session) {
         let result = transcribe_and_save(&self.transcriber, id, thread, &session).await;
+        match &result {
+            Ok(text) => {
+                let mut clock = lock(&session.clock);
+                let to_text = clock.stopped.map_or(Duration::ZERO, |s| s.elapsed());
+                clock.text_ready = Some((to_text, text.clone()));
+                drop(clock);
+                self.publish_item("completed", &id, json!({"transcript": text}));
+            }
+            Err(error) => {
+                let error = json!({"type": "transcription_error", "message": error});
+                self.publish_item("failed", &id, json!({ "error": error }));
+            }
+        }
         if let Err(err) = session::handle(&self, Event::Transcribed(result)).await {
             tracing::error!(%id, "dictation: {err}");
         }
@@ -383,30 +484,48 @@ impl Dictation {
     }
 }
 
-/// Reads the microphone until stopped, the maximum length passes or the device is lost.
+/// Reads the microphone until stopped, the maximum length passes or the device is lost; hands
+/// each block read to `heard` (the live transcription) as it comes, and answers every sample.
 fn capture(
     mut feed: Feed,
     stop: &AtomicBool,
     max_samples: usize,
     post: impl Fn(Event),
+    heard: std::sync::mpsc::Sender<Vec<f32>>,
 ) -> Vec<f32> {
     let mut samples = Vec::new();
+    // A transcription that stopped listening (its engine failed) reports through its result.
+    let hand_on = |samples: &[f32], from: usize| {
+        if samples.len() > from {
+            let _ = heard.send(samples[from..].to_vec());
+        }
+    };
     while !stop.load(Ordering::Acquire) {
+        let before = samples.len();
         if let Err(err) = feed.pull(&mut samples, READ_SLICE) {
+            // The session fails: what was heard is not transcribed.
+            let _ = heard.send(Vec::new());
             post(Event::CaptureFailed {
                 reason: err.to_string(),
             });
             return samples;
         }
+        hand_on(&samples, before);
         if samples.len() >= max_samples {
             post(Event::MaxLengthReached);
             break;
         }
     }
     // What the microphone captured up to the stop, not yet read.
+    let before = samples.len();
     let _ = feed.pull(&mut samples, Duration::ZERO);
     feed.finish(&mut samples);
+    hand_on(&samples, before);
     samples
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Dictations a previous run left unfinished fail with a message saying so.

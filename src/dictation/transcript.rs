@@ -10,36 +10,38 @@ use super::service::Session;
 use crate::engine::Task;
 use crate::session;
 use crate::store::{LanguageMode, Profile, Workflow};
-use crate::transcribe::{Audio, Dictated, Job, Origin, TranscribeError, Transcriber};
+use crate::transcribe::{TranscribeError, Transcriber};
 use crate::wire::transcription::TranscribeOptions;
 
-/// Transcribes what was captured with the session's workflow and saves it to history (the
-/// session id is the entry id); answers the saved text, or the message the session fails with.
+/// Waits for the session's live transcription to hear the end of what was captured; it saves
+/// the text to history (the session id is the entry id). Answers the saved text, or the
+/// message the session fails with.
 pub(super) async fn transcribe_and_save(
     transcriber: &Arc<Transcriber>,
     id: Uuid,
     thread: JoinHandle<Vec<f32>>,
     session: &Session,
 ) -> Result<String, String> {
-    let samples = session::join(thread).await.ok_or_else(|| {
+    // Every sample, kept for a failure: the audio is then written out, so nothing is lost.
+    let kept = session::join(thread).await.ok_or_else(|| {
         TranscribeError::internal("capture", "the capture thread stopped unexpectedly")
             .public_message()
     })?;
-    // Kept for a failure: the audio is then written out, so nothing said is lost.
-    let kept = samples.clone();
-    let job = Job {
-        audio: Audio::Samples(samples),
-        options: session_options(session.workflow.as_ref(), session.profile.as_ref()),
-        await_download: false,
-        origin: Origin::Dictation(Dictated {
-            id,
-            started_at: session.started_at,
-            app_name: session.context.app_name.clone(),
-            app_bundle_id: session.context.app_id.clone(),
-            app_url: session.context.url.clone(),
-        }),
+    let running = session
+        .transcription
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    let result = match running {
+        Some(running) => running
+            .await
+            .unwrap_or_else(|e| Err(TranscribeError::internal("the transcription stopped", e))),
+        None => Err(TranscribeError::internal(
+            "dictation",
+            "the session had no transcription",
+        )),
     };
-    match transcriber.run(job).await {
+    match result {
         Ok(transcript) => Ok(transcript.text),
         Err(err) => {
             let message = err.public_message();

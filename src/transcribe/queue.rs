@@ -62,6 +62,17 @@ impl Queue {
             .map_err(|e| TranscribeError::internal("transcription queue closed", e))
     }
 
+    /// A free slot for work already admitted (the next chunk of a live transcription): waits
+    /// for it however many requests wait.
+    pub async fn acquire_admitted(&self) -> Result<Slot, TranscribeError> {
+        self.slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map(Slot)
+            .map_err(|e| TranscribeError::internal("transcription queue closed", e))
+    }
+
     /// Requests waiting for a slot now.
     #[cfg(test)]
     pub fn waiting(&self) -> usize {

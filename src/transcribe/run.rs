@@ -11,7 +11,7 @@ use super::queue::{Queue, Slot};
 use super::readable::readable;
 use super::residency::{Residency, SWEEP_INTERVAL, Unloaded};
 use super::resolve::{Engines, Resolved, check, language_choice};
-use super::speech::{EngineCall, EngineSink, Listener};
+use super::speech::{EngineCall, EngineSink, Listener, LiveSlots};
 use super::{
     Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
@@ -49,8 +49,14 @@ pub struct Transcriber {
     store: Arc<Store>,
     models: ModelDir,
     downloads: Downloads,
-    queue: Queue,
+    queue: Arc<Queue>,
     residency: Arc<Residency>,
+}
+
+/// How a job takes the engine: one slot for the whole audio, or one per chunk (live audio).
+enum Slots {
+    Held(Slot),
+    PerChunk(LiveSlots),
 }
 
 /// A job that passed every check that needs no audio; [`Planned::run`] transcribes the audio.
@@ -72,7 +78,7 @@ impl Transcriber {
             store: parts.store,
             models: parts.models,
             downloads: Downloads::default(),
-            queue: Queue::new(parts.slots, parts.max_waiting),
+            queue: Arc::new(Queue::new(parts.slots, parts.max_waiting)),
             residency: Arc::default(),
         }
     }
@@ -252,11 +258,16 @@ impl Planned {
         let queued = Instant::now();
         let slot = match &audio {
             Audio::Samples(samples) if samples.is_empty() => None,
-            _ => Some(self.transcriber.queue.acquire().await?),
+            // Each chunk takes the engine for itself as it comes.
+            Audio::Live(_) => Some(Slots::PerChunk(LiveSlots {
+                queue: self.transcriber.queue.clone(),
+                runtime: tokio::runtime::Handle::current(),
+            })),
+            _ => Some(Slots::Held(self.transcriber.queue.acquire().await?)),
         };
         let queue = queued.elapsed();
         let (output, samples, stages) = match slot {
-            Some(slot) => self.listen(audio, slot, cancel, on_segments).await?,
+            Some(slots) => self.listen(audio, slots, cancel, on_segments).await?,
             None => (EngineOutput::default(), 0, StageTimes::default()),
         };
         let reported = output.processing_time;
@@ -279,7 +290,7 @@ impl Planned {
     async fn listen(
         &self,
         audio: Audio,
-        slot: Slot,
+        slots: Slots,
         cancel: Cancel,
         on_segments: Option<SegmentSink>,
     ) -> Result<(EngineOutput, usize, StageTimes), TranscribeError> {
@@ -292,6 +303,7 @@ impl Planned {
             initial_prompt: self.post.initial_prompt(self.options.prompt.as_deref()),
             words: self.options.wants_words(),
             cancel: cancel.clone(),
+            live: None,
         };
         let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
         let on_segments = on_segments.map(|mut sink| {
@@ -311,13 +323,29 @@ impl Planned {
         let residency = self.transcriber.residency.clone();
         let model_id = self.resolved.offer.spec.id;
         blocking("the engine stopped", move || {
-            let _slot = slot;
+            let (_slot, live) = match slots {
+                Slots::Held(slot) => (Some(slot), None),
+                Slots::PerChunk(live) => (None, Some(live)),
+            };
+            let call = EngineCall { live, ..call };
             let _in_use = residency.begin(engine_id, model_id);
             let started = Instant::now();
             let mut listener = Listener::new(call, on_segments);
             let decoded = match audio {
                 Audio::Samples(samples) => {
                     listener.hear(&samples);
+                    Ok(())
+                }
+                Audio::Live(blocks) => {
+                    for block in blocks {
+                        // An empty block: the capture failed and what it heard is abandoned.
+                        if block.is_empty() {
+                            cancel.cancel();
+                        }
+                        if !listener.hear(&block) {
+                            break;
+                        }
+                    }
                     Ok(())
                 }
                 Audio::File { path, hint } => open_regular(&path)

@@ -4,12 +4,14 @@
 //! segments handed on at once. Only the audio a chunk still needs is kept, so memory does not
 //! grow with the audio's length. Audio without speech never reaches the engine. An engine that
 //! hears whole clips (the replay engine) gets the whole audio and its chunks in one call.
+//! Live audio (see [`LiveSlots`]) is cut at short pauses and each chunk takes the engine for
+//! itself, with the text heard so far as its prompt.
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use crate::audio::decode::SampleSink;
-use crate::audio::vad::{Chunker, SpeechChunk};
+use crate::audio::vad::{Chunker, Limits, SpeechChunk};
 use crate::cancel::Cancel;
 use crate::engine::{
     Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, ModelSpec, Segment,
@@ -34,7 +36,19 @@ pub(super) struct EngineCall {
     /// Time each word.
     pub words: bool,
     pub cancel: Cancel,
+    /// Live audio: where each chunk takes the engine.
+    pub live: Option<LiveSlots>,
 }
+
+/// The queue a live transcription takes a slot from for each chunk, and the runtime it waits
+/// on (from the blocking thread that hears the audio).
+pub(super) struct LiveSlots {
+    pub queue: std::sync::Arc<super::queue::Queue>,
+    pub runtime: tokio::runtime::Handle,
+}
+
+/// The committed text a live chunk's prompt carries: its last words, up to this many bytes.
+const CARRIED_TEXT_BYTES: usize = 200;
 
 /// What the engine stage heard, and how long its two steps took.
 pub(super) struct Heard {
@@ -64,8 +78,12 @@ pub(super) struct Listener {
 impl Listener {
     pub fn new(call: EngineCall, on_segments: Option<EngineSink>) -> Listener {
         let whole = call.engine.hears_whole_clips().then(Default::default);
+        let limits = match call.live {
+            Some(_) => Limits::LIVE,
+            None => Limits::FILE,
+        };
         Listener {
-            chunker: Chunker::new(call.vad),
+            chunker: Chunker::within(call.vad, limits),
             call,
             whole,
             on_segments,
@@ -81,6 +99,9 @@ impl Listener {
     /// Takes the next samples and transcribes the chunks they complete; false once the engine
     /// failed or the request was cancelled (feed it nothing more).
     pub fn hear(&mut self, samples: &[f32]) -> bool {
+        if self.call.cancel.is_cancelled() {
+            self.failed.get_or_insert(EngineError::Cancelled);
+        }
         if self.failed.is_some() {
             return false;
         }
@@ -201,12 +222,37 @@ impl Listener {
         output
     }
 
-    /// One engine call on `chunks` of `samples`, timed.
+    /// The prompt of the next chunk: the request's, and for live audio where the model takes
+    /// prompts, the last words heard so far.
+    fn prompt(&self) -> Option<String> {
+        let carried = self
+            .call
+            .live
+            .as_ref()
+            .filter(|_| self.call.model.capabilities.prompt)
+            .and_then(|_| self.texts.last())
+            .map(|_| last_words(&self.texts.join(" "), CARRIED_TEXT_BYTES).to_string());
+        match (&self.call.initial_prompt, carried) {
+            (Some(prompt), Some(carried)) => Some(format!("{prompt} {carried}")),
+            (prompt, carried) => carried.or_else(|| prompt.clone()),
+        }
+    }
+
+    /// One engine call on `chunks` of `samples`, timed; live audio first takes a slot.
     fn call_engine(
         &mut self,
         samples: &[f32],
         chunks: Vec<Range<usize>>,
     ) -> Result<EngineOutput, EngineError> {
+        let _slot = match &self.call.live {
+            Some(live) => Some(
+                live.runtime
+                    .block_on(live.queue.acquire_admitted())
+                    .map_err(|e| EngineError::Failed(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let initial_prompt = self.prompt();
         let started = Instant::now();
         let output = self.call.engine.transcribe(
             self.call.model.id,
@@ -216,7 +262,7 @@ impl Listener {
                 trimmed_to_speech: self.call.vad,
                 language: self.call.language.clone(),
                 task: self.call.task,
-                initial_prompt: self.call.initial_prompt.clone(),
+                initial_prompt,
                 words: self.call.words,
                 cancel: self.call.cancel.clone(),
             },
@@ -244,5 +290,21 @@ impl Listener {
 impl SampleSink for Listener {
     fn take(&mut self, samples: &[f32]) -> bool {
         self.hear(samples)
+    }
+}
+
+/// The end of `text`, at most `bytes` long, starting at a word.
+fn last_words(text: &str, bytes: usize) -> &str {
+    if text.len() <= bytes {
+        return text;
+    }
+    let mut from = text.len() - bytes;
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let tail = &text[from..];
+    match tail.find(' ') {
+        Some(space) => &tail[space + 1..],
+        None => tail,
     }
 }

@@ -754,3 +754,91 @@ pub async fn sse_events(app: &TestApp, req: Request<Body>) -> Vec<(String, serde
         })
         .collect()
 }
+
+/// Reads the server-sent events of `GET path` on a running server as they come, on a thread of
+/// its own: each `(event name, data as JSON)` arrives on the receiver. Returns once the answer's
+/// head has come (the server is listening for events by then).
+#[allow(dead_code)]
+pub fn sse_follow(port: u16, path: &str) -> std::sync::mpsc::Receiver<(String, serde_json::Value)> {
+    use std::io::BufRead;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    let mut reader = std::io::BufReader::new(stream);
+    let mut head = String::new();
+    while reader.read_line(&mut head).unwrap() > 2 && !head.ends_with("\r\n\r\n") {}
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (events, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut name = String::new();
+        for line in reader.lines() {
+            let Ok(line) = line else { return };
+            if let Some(value) = line.strip_prefix("event: ") {
+                name = value.to_string();
+            } else if let Some(value) = line.strip_prefix("data: ")
+                && let Ok(data) = serde_json::from_str(value)
+                && events.send((std::mem::take(&mut name), data)).is_err()
+            {
+                return;
+            }
+        }
+    });
+    received
+}
+
+/// The next event of `events` named `name` within `within`, skipping others (panics on none).
+#[allow(dead_code)]
+pub fn next_event(
+    events: &std::sync::mpsc::Receiver<(String, serde_json::Value)>,
+    name: &str,
+    within: Duration,
+) -> serde_json::Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match events.recv_timeout(left) {
+            Ok((got, data)) if got == name => return data,
+            Ok(_) => {}
+            Err(_) => panic!("no '{name}' event within {within:?}"),
+        }
+    }
+}
+
+/// [`sse_follow`] on an application in this process: the events of `GET path` as they come.
+#[allow(dead_code)]
+pub async fn sse_follow_app(
+    app: &TestApp,
+    path: &str,
+) -> tokio::sync::mpsc::UnboundedReceiver<(String, serde_json::Value)> {
+    let response = app
+        .router()
+        .oneshot(request("GET", path).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let (events, received) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut text = String::new();
+        while let Some(Ok(frame)) = body.frame().await {
+            let Ok(bytes) = frame.into_data() else {
+                continue;
+            };
+            text.push_str(&String::from_utf8_lossy(&bytes));
+            while let Some(end) = text.find("\n\n") {
+                let block: String = text.drain(..end + 2).collect();
+                let name = block.lines().find_map(|l| l.strip_prefix("event: "));
+                let data = block.lines().find_map(|l| l.strip_prefix("data: "));
+                if let (Some(name), Some(Ok(data))) = (name, data.map(serde_json::from_str))
+                    && events.send((name.to_string(), data)).is_err()
+                {
+                    return;
+                }
+            }
+        }
+    });
+    received
+}
