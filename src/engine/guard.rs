@@ -230,8 +230,10 @@ pub fn repetition(text: &str) -> Option<Repetition> {
                 if occurrences >= needed {
                     let start = i + 1 - run - period;
                     let pattern = &chars[start..start + period];
-                    // A pattern of spaces or punctuation alone is no speech loop ("...").
-                    if pattern.iter().any(|c| c.is_alphanumeric())
+                    // Punctuation in one run is no speech loop ("..."); marks standing
+                    // apart over and over (`" " " "`) are.
+                    let apart_marks = pattern.contains(&' ') && pattern.iter().any(|c| *c != ' ');
+                    if (pattern.iter().any(|c| c.is_alphanumeric()) || apart_marks)
                         && earliest.is_none_or(|e| start < e.start)
                     {
                         earliest = Some(Repetition { start, period });
@@ -409,6 +411,10 @@ mod tests {
             ("5 5 5 5 5 5 5 5", "5"),
             ("Yes, yes, yes, yes", "Yes"),
             ("I said go on go on go on", "I said go on"),
+            (
+                "\" Unless to be rather selfish. \" \" \" \" \" \" \" \"",
+                "\" Unless to be rather selfish. \"",
+            ),
         ] {
             let heard = vec![segment(0.0, 2.0, looping)];
             assert_eq!(trouble(&heard, 2.0), Some(Trouble::Repetition), "{looping}");

@@ -34,7 +34,7 @@ pub enum Audio {
     Samples(Vec<f32>),
     /// 16 kHz mono samples as they are captured, a block at a time: each chunk of speech is
     /// transcribed as soon as a short pause closes it (`audio::vad::Limits::LIVE`), taking the
-    /// engine for that chunk alone, with the text heard so far as its prompt. The audio ends
+    /// engine for that chunk alone. The audio ends
     /// once every sender is gone; an empty block abandons it (the transcription is cancelled).
     Live(std::sync::mpsc::Receiver<Vec<f32>>),
 }

@@ -194,6 +194,30 @@ mod tests {
     }
 
     #[test]
+    fn live_chunks_follow_each_other_without_overlap_and_hold_the_samples_they_say() {
+        let samples = audio(150);
+        let mut chunker = Chunker::within(true, Limits::LIVE);
+        let mut chunks = Vec::new();
+        for part in samples.chunks(320) {
+            chunker.push(part, &mut |chunk| chunks.push(chunk));
+        }
+        chunker.finish(&mut |chunk| chunks.push(chunk));
+        assert!(chunks.len() > 10, "{} chunks", chunks.len());
+        for pair in chunks.windows(2) {
+            assert!(
+                pair[0].range().end <= pair[1].range().start,
+                "{:?} then {:?}",
+                pair[0].range(),
+                pair[1].range()
+            );
+        }
+        for chunk in &chunks {
+            assert!(chunk.samples.len() <= Limits::LIVE.max_chunk * FRAME);
+            assert_eq!(chunk.samples, samples[chunk.range()]);
+        }
+    }
+
+    #[test]
     fn memory_stays_bounded_whatever_the_length() {
         let samples = audio(600);
         for speech_only in [true, false] {
