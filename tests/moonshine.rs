@@ -313,3 +313,29 @@ async fn idle_models_leave_memory_and_come_back_on_the_next_request() {
     assert!(heard(&answer).contains("forward"), "{answer}");
     assert!(is_loaded(&app, "tiny.en").await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moonshine_base_ships_in_ort_format_and_is_heard_right_once_folded() {
+    let Some(models) = common::test_models_with_moonshine_base() else {
+        return;
+    };
+    let app = TestApp::real(models);
+    app.select("moonshine-base");
+    let clips = [
+        ("real-goforward", "Go forward 10 meters."),
+        (
+            "real-beckett",
+            "Ever tried, ever failed, no matter try again, fail again, fail better.",
+        ),
+    ];
+    for (clip, expected) in clips {
+        let (status, answer) = transcribe(&app, json!({"path": corpus(clip)})).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert_eq!(answer["model"], "moonshine-base");
+        let heard = answer["text"].as_str().unwrap();
+        // One word wrong at most ("metres" for "meters").
+        let words = expected.split_whitespace().count() as f64;
+        let wer = word_error_rate(expected, heard);
+        assert!(wer * words <= 1.0, "{clip}: {heard:?} (WER {wer:.2})");
+    }
+}

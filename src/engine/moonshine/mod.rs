@@ -16,6 +16,7 @@ use super::{
 };
 
 pub mod catalog;
+pub mod fold;
 pub mod install;
 mod model;
 pub mod runtime;

@@ -31,6 +31,25 @@ pub struct Heard {
     pub stopped: bool,
 }
 
+/// An ORT-format model file with its dequantized weights folded (see [`super::fold`]): ONNX
+/// Runtime folds nothing in that format, and moonshine-base's decoder otherwise dequantizes
+/// every weight at every step.
+fn folded_ort(path: &Path) -> Result<Vec<u8>, EngineError> {
+    let load = |cause: String| EngineError::Load {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let bytes = std::fs::read(path).map_err(|e| load(e.to_string()))?;
+    let folded = super::fold::fold_dequantized_weights(&bytes).map_err(|e| load(e.to_string()))?;
+    tracing::debug!(
+        "{}: {} dequantized weights folded ({} transposed)",
+        path.display(),
+        folded.chains,
+        folded.transposes
+    );
+    Ok(folded.bytes)
+}
+
 fn failed(what: &str, err: impl std::fmt::Display) -> EngineError {
     EngineError::Failed(format!("moonshine {what}: {err}"))
 }
@@ -49,7 +68,7 @@ impl Model {
                 path: path.clone(),
                 cause: err.to_string(),
             };
-            Session::builder(environment)
+            let mut builder = Session::builder(environment)
                 .map_err(load)?
                 // Without the arena, memory a long chunk took goes back after the request.
                 .with_execution_providers([ort::ep::CPU::default()
@@ -65,9 +84,13 @@ impl Model {
                 .with_intra_threads(threads.max(1))
                 .map_err(|e| load(e.into()))?
                 .with_inter_threads(1)
-                .map_err(|e| load(e.into()))?
-                .commit_from_file(&path)
-                .map_err(load)
+                .map_err(|e| load(e.into()))?;
+            if path.extension().is_some_and(|e| e == "ort") {
+                let folded = folded_ort(&path)?;
+                builder.commit_from_memory(&folded).map_err(load)
+            } else {
+                builder.commit_from_file(&path).map_err(load)
+            }
         };
         let tokenizer_path = folder.join(shape.tokenizer().name);
         let tokenizer = Tokenizer::load(&tokenizer_path).map_err(|err| EngineError::Load {
