@@ -210,3 +210,67 @@ fn a_failed_transcription_keeps_the_audio_and_retry_transcribes_it() {
         .code(1)
         .stderr(predicate::str::contains("No kept audio for dictation"));
 }
+
+/// `verbatim ARGS` against `server`, started now, its output read once it ends.
+fn spawn_cli(server: &SpawnedServer, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(common::binary())
+        .args(args)
+        .env("VERBATIM_HOME", &server.home)
+        .env_remove("VERBATIM_API_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits at most `within` for `child` to end; its output.
+fn finished(mut child: std::process::Child, within: Duration) -> std::process::Output {
+    let deadline = std::time::Instant::now() + within;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!(
+                "still running after {within:?}: {:?}",
+                child.wait_with_output()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn watch_prints_each_dictation_as_it_is_transcribed_and_follow_ends_with_its_session() {
+    let home = tempfile::tempdir().unwrap();
+    let server = serve_scenario(home.path(), SCENARIO);
+    let port = server.discovery.port;
+    let expected = common::recorded_text("en-founded");
+
+    let watching = spawn_cli(&server, &["dictation", "watch", "--once"]);
+    // Time for the watcher to connect (it hears dictations from then on).
+    std::thread::sleep(Duration::from_secs(2));
+    let (code, _) = common::http_json(port, "POST", "/v1/dictation/start", None);
+    assert_eq!(code, 200);
+    std::thread::sleep(Duration::from_secs(5));
+    common::http_json(port, "POST", "/v1/dictation/stop", None);
+    let watched = finished(watching, Duration::from_secs(20));
+    assert!(watched.status.success(), "{watched:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&watched.stdout),
+        format!("{expected}\n")
+    );
+
+    let following = spawn_cli(&server, &["dictation", "start", "--follow"]);
+    std::thread::sleep(Duration::from_secs(5));
+    let (code, stopped) = common::http_json(port, "POST", "/v1/dictation/stop", None);
+    assert_eq!(code, 200, "{stopped}");
+    let followed = finished(following, Duration::from_secs(20));
+    assert!(followed.status.success(), "{followed:?}");
+    let printed = String::from_utf8_lossy(&followed.stdout);
+    let id = stopped["id"].as_str().unwrap();
+    assert_eq!(
+        printed,
+        format!("Dictating; session {id}.\n{expected}\n"),
+        "{followed:?}"
+    );
+}

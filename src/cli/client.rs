@@ -139,15 +139,26 @@ impl Client {
         self.events(path, Body::Raw { bytes, headers }, on_event)
     }
 
+    /// `GET path`, answered with server-sent events: `on_event(name, data)` for each as it
+    /// arrives, until it answers false or the server ends the stream.
+    pub fn get_events(
+        &self,
+        path: &str,
+        on_event: impl FnMut(&str, &str) -> Result<bool, CliError>,
+    ) -> Result<(), CliError> {
+        let response = self.respond("GET", path, &[], Body::None, Some("text/event-stream"))?;
+        read_events(std::io::BufReader::new(response.into_reader()), on_event)
+    }
+
     fn events(
         &self,
         path: &str,
         body: Body<'_>,
-        on_event: impl FnMut(&str, &str) -> Result<(), CliError>,
+        mut on_event: impl FnMut(&str, &str) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
         let response = self.respond("POST", path, &[], body, Some("text/event-stream"))?;
         let reader = std::io::BufReader::new(response.into_reader());
-        read_events(reader, on_event)
+        read_events(reader, |name, data| on_event(name, data).map(|()| true))
     }
 
     fn call<T: DeserializeOwned>(
@@ -231,7 +242,7 @@ fn read_answer<T: DeserializeOwned>(response: ureq::Response) -> Result<T, CliEr
 /// Reads server-sent events to the end of the stream, handing each to `on_event`.
 fn read_events(
     reader: impl std::io::BufRead,
-    mut on_event: impl FnMut(&str, &str) -> Result<(), CliError>,
+    mut on_event: impl FnMut(&str, &str) -> Result<bool, CliError>,
 ) -> Result<(), CliError> {
     let (mut name, mut data) = (String::new(), Vec::<String>::new());
     for line in reader.lines() {
@@ -240,7 +251,9 @@ fn read_events(
         if line.is_empty() {
             if !data.is_empty() {
                 let event = if name.is_empty() { "message" } else { &name };
-                on_event(event, &data.join("\n"))?;
+                if !on_event(event, &data.join("\n"))? {
+                    return Ok(());
+                }
             }
             name.clear();
             data.clear();
@@ -304,7 +317,7 @@ mod tests {
         let mut seen = Vec::new();
         read_events(stream.as_bytes(), |name, data| {
             seen.push((name.to_string(), data.to_string()));
-            Ok(())
+            Ok(true)
         })
         .unwrap();
         assert_eq!(
@@ -314,5 +327,13 @@ mod tests {
                 ("message".to_string(), "one\ntwo".to_string()),
             ]
         );
+        // A reader that has what it wanted stops there.
+        let mut first = Vec::new();
+        read_events(stream.as_bytes(), |name, _| {
+            first.push(name.to_string());
+            Ok(false)
+        })
+        .unwrap();
+        assert_eq!(first, ["segment"]);
     }
 }

@@ -1,5 +1,5 @@
-//! `verbatim dictation start [--workflow ID] | stop | toggle [--workflow ID] | status |
-//! result ID [--wait]`.
+//! `verbatim dictation start [--workflow ID] [--follow] | stop | toggle [--workflow ID] |
+//! status | result ID [--wait] | retry ID | watch [--once]`.
 
 use super::super::output::{non_empty, print_answer, print_lines};
 use super::super::{CliError, Client, Globals};
@@ -14,6 +14,10 @@ pub enum DictationCommand {
         /// The workflow (rule) id to use; default: the rule matching the focused application.
         #[arg(long)]
         workflow: Option<String>,
+        /// Print the text as it is transcribed, until the session ends (stop it from another
+        /// terminal, a hotkey or `verbatim dictation stop`).
+        #[arg(long)]
+        follow: bool,
     },
     /// Stop recording; the text is transcribed and inserted.
     Stop,
@@ -41,12 +45,25 @@ pub enum DictationCommand {
         /// The failed session's id (its error names it).
         id: String,
     },
+    /// Print every dictation's text as it is transcribed, a line per dictation, as long as
+    /// the server runs (`--json`: every event, a JSON object a line).
+    Watch {
+        /// End after the first dictation that ends.
+        #[arg(long)]
+        once: bool,
+    },
 }
 
 pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError> {
     let client = Client::from_globals(globals)?;
     match command {
-        DictationCommand::Start { workflow } => start(globals, &client, workflow)?,
+        DictationCommand::Start { workflow, follow } => {
+            let id = start(globals, &client, workflow)?;
+            if follow {
+                watch(globals, &client, Some(Some(id)))?;
+            }
+        }
+        DictationCommand::Watch { once } => watch(globals, &client, once.then_some(None))?,
         DictationCommand::Stop => stop(globals, &client, STOP, "transcribed")?,
         DictationCommand::Toggle { workflow } => toggle(globals, &client, workflow)?,
         DictationCommand::Retry { id } => retry(globals, &client, &id)?,
@@ -139,7 +156,8 @@ fn warn_if_text_cannot_be_inserted(globals: &Globals) {
 const STATUS: &str = "/v1/dictation/status";
 const STOP: &str = "/v1/dictation/stop";
 
-fn start(globals: &Globals, client: &Client, workflow: Option<String>) -> Result<(), CliError> {
+/// Starts a dictation; answers its session id.
+fn start(globals: &Globals, client: &Client, workflow: Option<String>) -> Result<String, CliError> {
     let body = StartDictation {
         workflow_id: workflow,
     };
@@ -151,7 +169,56 @@ fn start(globals: &Globals, client: &Client, workflow: Option<String>) -> Result
             .unwrap_or_default();
         println!("Dictating{with}; session {}.", format_uuid(&answer.id));
     });
-    Ok(())
+    Ok(format_uuid(&answer.id))
+}
+
+/// Follows `GET /v1/dictation/events`: prints each committed piece of text as it comes and ends
+/// the line when a dictation ends (a failure goes to standard error); with `--json`, every
+/// event as a line. `until`: None follows for good; `Some(None)` ends after the first
+/// dictation that ends; `Some(Some(id))` after that session ends.
+fn watch(
+    globals: &Globals,
+    client: &Client,
+    until: Option<Option<String>>,
+) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout();
+    let mut line_open = false;
+    client.get_events("/v1/dictation/events", |name, data| {
+        let event: serde_json::Value = serde_json::from_str(data).map_err(CliError::local)?;
+        let id = event["id"].as_str().unwrap_or_default();
+        let ours = match &until {
+            Some(Some(wanted)) => wanted.eq_ignore_ascii_case(id),
+            _ => true,
+        };
+        if !ours {
+            return Ok(true);
+        }
+        let ended = matches!(name, "dictation.completed" | "dictation.failed");
+        if globals.json {
+            writeln!(out, "{data}").map_err(CliError::local)?;
+        } else {
+            match name {
+                "conversation.item.input_audio_transcription.delta" => {
+                    let separator = if line_open { " " } else { "" };
+                    let delta = event["delta"].as_str().unwrap_or_default();
+                    write!(out, "{separator}{delta}").map_err(CliError::local)?;
+                    line_open = true;
+                }
+                "dictation.completed" | "dictation.failed" if line_open => {
+                    writeln!(out).map_err(CliError::local)?;
+                    line_open = false;
+                }
+                _ => {}
+            }
+            if name == "dictation.failed" {
+                let error = event["error"].as_str().unwrap_or_default();
+                eprintln!("Dictation {id} failed: {error}");
+            }
+        }
+        out.flush().map_err(CliError::local)?;
+        Ok(!(ended && until.is_some()))
+    })
 }
 
 /// Starts when idle (or after a failed session), stops when recording. A start or stop that
@@ -161,7 +228,7 @@ fn start(globals: &Globals, client: &Client, workflow: Option<String>) -> Result
 fn toggle(globals: &Globals, client: &Client, workflow: Option<String>) -> Result<(), CliError> {
     let status: DictationStatus = client.get(STATUS)?;
     let (result, wanted_recording) = match status.state.as_str() {
-        "idle" | "error" => (start(globals, client, workflow), true),
+        "idle" | "error" => (start(globals, client, workflow).map(drop), true),
         "recording" => (stop(globals, client, STOP, "transcribed"), false),
         busy => {
             let doing = match busy {
