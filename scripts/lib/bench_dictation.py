@@ -27,7 +27,8 @@ from spoken_numbers import word_errors
 RATE = 16000
 # Silence between two recordings of a speech: a pause between sentences.
 PAUSE = 0.9
-# The sink's and the virtual microphone's latency: the last word reaches the server this late.
+# The sink's and the virtual microphone's latency: the last word reaches the server this late,
+# and the stop is sent this long after the speech has played (a person stopping at once).
 LATENCY = 0.4
 DELTA = "conversation.item.input_audio_transcription.delta"
 
@@ -110,6 +111,10 @@ def make_speech(recordings, seconds, start, target):
         length += recording.seconds
         pauses.append(length)
         length += PAUSE
+    # The person stops right after the last word: no pause at the end.
+    pieces.pop()
+    pauses.pop()
+    length -= PAUSE
     with wave.open(str(target), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
