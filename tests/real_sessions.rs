@@ -61,21 +61,25 @@ fn set(app: &TestApp, pref: &preferences::Pref, value: PrefValue) {
     app.app.store.set_pref(pref, &value).unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn the_recorder_and_dictation_capture_real_devices() {
-    let Some(_pulse) = common::pulse::pulse() else {
-        return;
-    };
-    let Some(models) = common::test_models() else {
-        return;
-    };
-    let app = TestApp::real(models);
+/// The test sound server (held for the test) and an application on the real devices with
+/// tiny.en, inserting nothing; None where the test is skipped.
+fn real_app() -> Option<(common::pulse::Pulse, TestApp)> {
+    let pulse = common::pulse::pulse()?;
+    let app = TestApp::real(common::test_models()?);
     app.select("tiny.en");
     set(
         &app,
         &preferences::DICTATION_INSERTION,
         PrefValue::Text("none".into()),
     );
+    Some((pulse, app))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_recorder_and_dictation_capture_real_devices() {
+    let Some((_pulse, app)) = real_app() else {
+        return;
+    };
 
     // The Recorder hears what the speakers play (the sink's monitor).
     let (code, started) = call(&app, "POST", "/v1/recorder/start?mic=0&system_audio=1").await;
@@ -169,19 +173,9 @@ async fn next_event(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dictation_transcribes_each_sentence_while_the_person_speaks() {
-    let Some(_pulse) = common::pulse::pulse() else {
+    let Some((_pulse, app)) = real_app() else {
         return;
     };
-    let Some(models) = common::test_models() else {
-        return;
-    };
-    let app = TestApp::real(models);
-    app.select("tiny.en");
-    set(
-        &app,
-        &preferences::DICTATION_INSERTION,
-        PrefValue::Text("none".into()),
-    );
     let mut events = common::sse_follow_app(&app, "/v1/dictation/events").await;
     let (code, started) = call(&app, "POST", "/v1/dictation/start").await;
     assert_eq!(code, 200, "{started}");

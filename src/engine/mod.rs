@@ -223,6 +223,22 @@ pub trait Engine: Send + Sync {
     }
 }
 
+/// Removes `model` from an engine's `loaded` models and gives the memory back (once no call
+/// still holds it); false when it was not loaded.
+pub fn forget_loaded<V>(
+    loaded: &std::sync::Mutex<std::collections::HashMap<&'static str, V>>,
+    model: &str,
+) -> bool {
+    let unloaded = loaded
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(model);
+    let was_loaded = unloaded.is_some();
+    drop(unloaded);
+    give_back_memory();
+    was_loaded
+}
+
 /// Hands memory the allocator keeps for reuse back to the system, after a model is unloaded
 /// (glibc keeps freed heap, and a model's buffers are large).
 pub fn give_back_memory() {

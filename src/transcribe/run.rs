@@ -846,19 +846,24 @@ mod tests {
         );
     }
 
+    /// A dictation's origin, with no application.
+    fn dictated() -> Origin {
+        Origin::Dictation(super::super::Dictated {
+            id: uuid::Uuid::new_v4(),
+            started_at: chrono::Utc::now(),
+            app_name: None,
+            app_bundle_id: None,
+            app_url: None,
+        })
+    }
+
     #[tokio::test]
     async fn a_dictation_in_a_language_its_model_does_not_know_is_heard_as_the_model_can() {
         let (engine, _release) = gate("whisper", vec!["tiny.en"]);
         let (_dir, t) = transcriber(vec![engine], 1);
         let mut german = options("tiny.en");
         german.language_hints = vec!["de".into(), "en".into()];
-        let dictated = Origin::Dictation(super::super::Dictated {
-            id: uuid::Uuid::new_v4(),
-            started_at: chrono::Utc::now(),
-            app_name: None,
-            app_bundle_id: None,
-            app_url: None,
-        });
+        let dictated = dictated();
         let planned = t.plan(german, false, dictated).await.unwrap();
         assert!(planned.options.language_hints.is_empty());
         assert_eq!(planned.options.language, None);
@@ -875,13 +880,7 @@ mod tests {
             err,
             Some(TranscribeError::CannotTranslate("tiny.en"))
         ));
-        let dictated = Origin::Dictation(super::super::Dictated {
-            id: uuid::Uuid::new_v4(),
-            started_at: chrono::Utc::now(),
-            app_name: None,
-            app_bundle_id: None,
-            app_url: None,
-        });
+        let dictated = dictated();
         let planned = t.plan(translate, false, dictated).await.ok().unwrap();
         assert_eq!(planned.options.task, None);
     }

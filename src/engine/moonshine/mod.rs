@@ -118,11 +118,7 @@ impl Engine for MoonshineEngine {
     /// Forgets a loaded model and gives its memory back to the system (ONNX Runtime itself
     /// stays loaded).
     fn unload(&self, model: &str) -> bool {
-        let unloaded = lock(&self.loaded).remove(model);
-        let was_loaded = unloaded.is_some();
-        drop(unloaded);
-        crate::engine::give_back_memory();
-        was_loaded
+        crate::engine::forget_loaded(&self.loaded, model)
     }
 
     fn models(&self) -> Vec<ModelOffer> {

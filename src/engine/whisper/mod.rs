@@ -181,11 +181,7 @@ impl Engine for WhisperEngine {
 
     /// Forgets a loaded model, with its copy that aligns words, and gives the memory back.
     fn unload(&self, model: &str) -> bool {
-        let unloaded = lock(&self.loaded).remove(model);
-        let was_loaded = unloaded.is_some();
-        drop(unloaded);
-        crate::engine::give_back_memory();
-        was_loaded
+        crate::engine::forget_loaded(&self.loaded, model)
     }
 
     fn models(&self) -> Vec<ModelOffer> {
