@@ -89,10 +89,18 @@ def listed_recordings(list_path):
     return found
 
 
-def make_speech(recordings, seconds, start, target):
+def trim_quiet_end(frames, keep=0.1):
+    """16-bit samples `frames` without the quiet after their last loud sample, but `keep` s."""
+    samples = array.array("h", frames)
+    last = max((i for i, v in enumerate(samples) if abs(v) > 1000), default=len(samples) - 1)
+    return samples[:min(len(samples), last + 1 + int(keep * RATE))].tobytes()
+
+
+def make_speech(recordings, seconds, start, target, stop_at_last_word=False):
     """Recordings from index `start` on, over and over, joined with pauses, until the speech is
     about `seconds` long (one that would run more than 5 s past it is skipped while the speech
-    is under it), written to `target`."""
+    is under it), written to `target`. `stop_at_last_word`: the last recording's own quiet
+    ending is cut to 0.1 s."""
     pieces, texts, pauses, length = [], [], [], 0.0
     silence = array.array("h", [0] * int(RATE * PAUSE)).tobytes()
     index, skipped = start, 0
@@ -115,6 +123,10 @@ def make_speech(recordings, seconds, start, target):
     pieces.pop()
     pauses.pop()
     length -= PAUSE
+    if stop_at_last_word:
+        trimmed = trim_quiet_end(pieces[-1])
+        length -= (len(pieces[-1]) - len(trimmed)) / 2 / RATE
+        pieces[-1] = trimmed
     with wave.open(str(target), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
@@ -261,6 +273,7 @@ def parse_args(argv):
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--speech", type=Path)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--stop-at-last-word", action="store_true")
     return parser.parse_args(argv)
 
 
@@ -277,7 +290,8 @@ def main(argv):
         runs = []
         for round_index in range(args.rounds):
             target = args.work / f"speech-{length}-{round_index}.wav"
-            speech = make_speech(recordings, length, round_index, target)
+            speech = make_speech(recordings, length, round_index, target,
+                                 args.stop_at_last_word)
             run = dictate(server, speech, events, args.server_pid)
             run["file_errors"], _ = transcribe_file(server, speech)
             runs.append(run)
