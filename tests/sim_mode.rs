@@ -272,7 +272,7 @@ fn the_same_requests_give_identical_answers_across_runs() {
 }
 
 #[test]
-fn unknown_language_codes_are_refused_in_sim_mode_as_in_real_mode() {
+fn unknown_and_unsupported_language_codes_are_refused_in_sim_mode_as_in_real_mode() {
     let home = tempfile::tempdir().unwrap();
     let server = &sim(home.path(), None, &[]);
     let clip = corpus_clip("en-apples");
@@ -284,8 +284,17 @@ fn unknown_language_codes_are_refused_in_sim_mode_as_in_real_mode() {
         assert_eq!(code, 400, "{answer}");
         assert_eq!(answer["error"]["message"], "Unknown language code 'xx'");
     }
-    // A known code, or whisper's name for it, is accepted.
+    // A known code, or whisper's name for it, outside the English-only model's languages is
+    // refused naming the engine; English by code or name is heard.
     for language in ["de", "German"] {
+        let (code, answer) = local_file(server, json!({"path": clip, "language": language}));
+        assert_eq!(code, 400, "{language}: {answer}");
+        assert_eq!(
+            answer["error"]["message"],
+            format!("Engine 'whisper' does not support the language '{language}'")
+        );
+    }
+    for language in ["en", "English"] {
         let (code, answer) = local_file(server, json!({"path": clip, "language": language}));
         assert_eq!(code, 200, "{language}: {answer}");
     }
