@@ -18,6 +18,9 @@ use super::read_at;
 
 /// Largest PCM frame accepted, in bytes (eight channels of 64-bit samples take 64).
 const MAX_PCM_FRAME_BYTES: u32 = 4096;
+/// The most frames a packet of a packet table may hold (about 22 s at 48 kHz; ALAC's packets hold
+/// 4,096, AAC's 1,024): the decoder sizes its buffer by the largest packet.
+const MAX_FRAMES_PER_PACKET: u64 = 1 << 20;
 
 /// The fields of the audio description that decide how packets are read.
 #[derive(Debug, Clone, Copy)]
@@ -127,7 +130,10 @@ fn packet_table(
     if !sized && !counted {
         return Ok(Some(24)); // no entries: the demuxer reads the header only
     }
-    let mut entries = vec![0u8; (size - 24) as usize];
+    // The demuxer reads the entries it was promised wherever they end, past the chunk's declared
+    // size too: up to two integers of at most 9 bytes each per packet, up to the end of the file.
+    let span = packets.saturating_mul(18).min(left.saturating_sub(24));
+    let mut entries = vec![0u8; span as usize];
     read_at(file, data + 24, &mut entries).map_err(|e| e.to_string())?;
     let mut at = 0;
     for _ in 0..packets {
@@ -140,8 +146,16 @@ fn packet_table(
                 None => return Ok(None), // the table ends early: the demuxer fails there
             }
         }
-        if counted && vlq(&entries, &mut at).is_none() {
-            return Ok(None);
+        if counted {
+            match vlq(&entries, &mut at) {
+                Some(frames) if frames > MAX_FRAMES_PER_PACKET => {
+                    return Err(format!(
+                        "a packet claims {frames} frames (at most {MAX_FRAMES_PER_PACKET})"
+                    ));
+                }
+                Some(_) => {}
+                None => return Ok(None),
+            }
         }
     }
     // Where the demuxer's reading of the table ends.
@@ -150,15 +164,17 @@ fn packet_table(
 
 /// A CAF variable-length integer (seven bits a byte, high bit set on all but the last).
 fn vlq(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    // As the demuxer reads it: at most 9 bytes, high bits shifted out.
     let mut value = 0u64;
-    loop {
+    for _ in 0..9 {
         let b = *bytes.get(*at)?;
         *at += 1;
-        value = value.checked_mul(128)? | u64::from(b & 0x7F);
+        value = (value << 7) | u64::from(b & 0x7F);
         if b & 0x80 == 0 {
             return Some(value);
         }
     }
+    None
 }
 
 #[cfg(test)]
@@ -212,6 +228,14 @@ mod tests {
         cookie.extend_from_slice(&[0; 24]);
         assert!(scan(&[desc(0, 4096, 0), cookie]).is_err());
         assert!(scan(&[desc(0, 4096, 0), pakt(1 << 40, &[1, 2, 3])]).is_err());
+        // A packet of 2^35 frames: the decoder would size a buffer for them.
+        let frames = [0x81, 0x80, 0x80, 0x80, 0x80, 0x00];
+        assert!(scan(&[desc(6, 0, 0), pakt(1, &frames)]).is_err());
+        assert_eq!(scan(&[desc(6, 0, 0), pakt(1, &[0xa0, 0x00])]), Ok(()));
+        // The same count, read on past the table's declared size as the demuxer reads it.
+        let mut overrun = pakt(1, &[0x81]);
+        overrun.extend([0x80, 0x80, 0x80, 0x80, 0x00]);
+        assert!(scan(&[desc(6, 0, 0), overrun]).is_err());
         // One packet whose size is about 2^62 bytes.
         let huge = [0xC0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00];
         assert!(scan(&[desc(0, 4096, 0), pakt(1, &huge)]).is_err());
