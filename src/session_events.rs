@@ -31,6 +31,14 @@ impl SessionEvent {
         }
     }
 
+    /// An event the next tentative one or committed text replaces: a slow listener may miss it.
+    pub fn tentative(data: Value) -> SessionEvent {
+        SessionEvent {
+            data,
+            tentative: true,
+        }
+    }
+
     /// The event's `type`.
     pub fn kind(&self) -> &str {
         self.data["type"].as_str().unwrap_or("message")

@@ -152,23 +152,34 @@ async fn the_recorder_and_dictation_capture_real_devices() {
     }
 }
 
-/// The next event named `name` within `within`, skipping others.
-async fn next_event(
-    events: &mut tokio::sync::mpsc::UnboundedReceiver<(String, Value)>,
-    name: &str,
-    within: Duration,
-) -> Option<Value> {
-    tokio::time::timeout(within, async {
-        while let Some((got, data)) = events.recv().await {
-            if got == name {
-                return Some(data);
+/// A session's events as they come, and those read so far.
+struct Events {
+    stream: tokio::sync::mpsc::UnboundedReceiver<(String, Value)>,
+    seen: Vec<(String, Value)>,
+}
+
+impl Events {
+    /// The next event named `name` within `within`, reading past (and keeping) others.
+    async fn next(&mut self, name: &str, within: Duration) -> Option<Value> {
+        let (stream, seen) = (&mut self.stream, &mut self.seen);
+        tokio::time::timeout(within, async {
+            while let Some((got, data)) = stream.recv().await {
+                seen.push((got.clone(), data.clone()));
+                if got == name {
+                    return Some(data);
+                }
             }
-        }
-        None
-    })
-    .await
-    .ok()
-    .flatten()
+            None
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// The names of the events read so far.
+    fn names(&self) -> Vec<&str> {
+        self.seen.iter().map(|(name, _)| name.as_str()).collect()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -176,15 +187,41 @@ async fn dictation_transcribes_each_sentence_while_the_person_speaks() {
     let Some((_pulse, app)) = real_app() else {
         return;
     };
-    let mut events = common::sse_follow_app(&app, "/v1/dictation/events").await;
+    let mut events = Events {
+        stream: common::sse_follow_app(&app, "/v1/dictation/events").await,
+        seen: Vec::new(),
+    };
     let (code, started) = call(&app, "POST", "/v1/dictation/start").await;
     assert_eq!(code, 200, "{started}");
     let first = play("en-founded").await;
     // A pause: the first sentence is committed while the microphone still records.
     let delta = "conversation.item.input_audio_transcription.delta";
-    let committed = next_event(&mut events, delta, Duration::from_secs(6))
+    let committed = events
+        .next(delta, Duration::from_secs(6))
         .await
         .expect("the first sentence's text while recording");
+    // Speech started, provisional text while it went on, then the pause committed it.
+    let names = events.names();
+    let order = |name: &str| names.iter().position(|n| *n == name);
+    let started_at = order("input_audio_buffer.speech_started");
+    let tentative_at = order("dictation.tentative");
+    let stopped_at = order("input_audio_buffer.speech_stopped");
+    let committed_at = order("input_audio_buffer.committed");
+    assert!(
+        started_at < tentative_at && tentative_at < stopped_at && stopped_at < committed_at,
+        "{names:?}"
+    );
+    assert!(started_at.is_some(), "{names:?}");
+    let (_, tentative) = &events.seen[tentative_at.unwrap()];
+    assert!(
+        !tentative["text"].as_str().unwrap().is_empty(),
+        "{tentative}"
+    );
+    let (_, stopped) = &events.seen[stopped_at.unwrap()];
+    let (_, speech) = &events.seen[started_at.unwrap()];
+    let spoke_ms =
+        stopped["audio_end_ms"].as_u64().unwrap() - speech["audio_start_ms"].as_u64().unwrap();
+    assert!((3_000..5_000).contains(&spoke_ms), "{speech} {stopped}");
     let (_, status) = call(&app, "GET", "/v1/dictation/status").await;
     assert_eq!(status["state"], "recording", "{status}");
     let early = committed["delta"].as_str().unwrap().to_string();
@@ -197,7 +234,8 @@ async fn dictation_transcribes_each_sentence_while_the_person_speaks() {
     let second = play("real-something").await;
     let (code, _) = call(&app, "POST", "/v1/dictation/stop").await;
     assert_eq!(code, 200);
-    let done = next_event(&mut events, "dictation.completed", Duration::from_secs(30))
+    let done = events
+        .next("dictation.completed", Duration::from_secs(30))
         .await
         .expect("the dictation completes");
     let id = started["id"].as_str().unwrap();

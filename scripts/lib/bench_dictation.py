@@ -31,6 +31,10 @@ PAUSE = 0.9
 # and the stop is sent this long after the speech has played (a person stopping at once).
 LATENCY = 0.4
 DELTA = "conversation.item.input_audio_transcription.delta"
+TENTATIVE = "dictation.tentative"
+SPEECH_STARTED = "input_audio_buffer.speech_started"
+# The padding the server keeps before speech: audio_start_ms is this much before the voice.
+SPEECH_PADDING = 0.24
 
 
 class BenchError(Exception):
@@ -210,6 +214,17 @@ def dictate(server, speech, events, server_pid):
     deltas = [(when, data) for when, kind, data in list(events)
               if kind == DELTA and data.get("id") == session]
     first_text = deltas[0][0] - play_start if deltas else None
+    ours = [(when, kind, data) for when, kind, data in list(events) if data.get("id") == session]
+    # For each stretch of speech, how long after its voice began the first text of any kind came.
+    text_after_speech = []
+    for when, kind, data in ours:
+        if kind != SPEECH_STARTED:
+            continue
+        voice = play_start + data["audio_start_ms"] / 1000 + SPEECH_PADDING
+        texts = [w for w, k, _ in ours if k in (TENTATIVE, DELTA) and w > when]
+        if texts:
+            text_after_speech.append(texts[0] - voice)
+    tentatives = sum(1 for _, kind, _ in ours if kind == TENTATIVE)
     # For each pause the speech holds, how long after it began the next text was committed.
     commit_delays = []
     for pause in speech.pauses:
@@ -223,6 +238,8 @@ def dictate(server, speech, events, server_pid):
         "stop_to_text_ms": done["stop_to_text_ms"],
         "client_stop_to_text_ms": round((done_at - stop_sent) * 1000),
         "first_text_s": round(first_text, 2) if first_text is not None else None,
+        "text_after_speech_s": [round(d, 2) for d in text_after_speech],
+        "tentatives_per_minute": round(tentatives * 60 / spoke, 1),
         "commit_delays_s": [round(d, 2) for d in commit_delays],
         "cpu_share": round(cpu_busy / (spoke * os.cpu_count()), 3),
         "errors": errors,
@@ -245,9 +262,10 @@ def report(results, model):
     print(f"\nDictation with {model}: stop -> text (ms, as the server measures it), first text "
           "after speech began, commit delay after a pause began, word error rate of the dictation "
           "and of the same speech as one file, CPU share of the machine while speaking\n")
-    print("| Speech | stop->text median | p95 | first text | commit delay median | "
-          "WER dictated | WER one file | CPU while speaking |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| Speech | stop->text median | p95 | first text | text after speech began median / max | "
+          "tentative / min | commit delay median | WER dictated | WER one file | "
+          "CPU while speaking |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for length, runs in results.items():
         stops = [r["stop_to_text_ms"] for r in runs]
         firsts = [r["first_text_s"] for r in runs if r["first_text_s"] is not None]
@@ -256,9 +274,13 @@ def report(results, model):
         file_wer = sum(r["file_errors"] for r in runs) / max(1, sum(r["words"] for r in runs))
         cpu = max(r["cpu_share"] for r in runs)
         first = f"{statistics.median(firsts):.2f} s" if firsts else "-"
+        afters = [d for r in runs for d in r["text_after_speech_s"]]
+        after = (f"{statistics.median(afters):.2f} / {max(afters):.2f} s" if afters else "-")
+        per_minute = statistics.median(r["tentatives_per_minute"] for r in runs)
         delay = f"{statistics.median(delays):.2f} s" if delays else "-"
         print(f"| {length} s ({runs[0]['seconds']} s) | {statistics.median(stops):.0f} | "
-              f"{percentile(stops, 0.95):.0f} | {first} | {delay} | {dictated:.1%} | "
+              f"{percentile(stops, 0.95):.0f} | {first} | {after} | {per_minute:.0f} | "
+              f"{delay} | {dictated:.1%} | "
               f"{file_wer:.1%} | {cpu:.0%} max |")
 
 

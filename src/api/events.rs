@@ -17,7 +17,9 @@ use tokio::sync::mpsc;
 
 use super::ApiError;
 use super::upload::Spooled;
-use crate::transcribe::{Audio, Planned, TimedText, TranscribeError, Transcript};
+use crate::transcribe::{
+    Audio, Planned, Progress, ProgressSink, TimedText, TranscribeError, Transcript,
+};
 
 /// What a running transcription reports.
 pub enum Report {
@@ -53,8 +55,10 @@ pub async fn stream(
 ) -> Result<Response, ApiError> {
     let (reports, mut received) = mpsc::unbounded_channel();
     let segments = reports.clone();
-    let on_segments = Box::new(move |timed: &[TimedText]| {
-        let _ = segments.send(Report::Segments(timed.to_vec()));
+    let on_segments: ProgressSink = Box::new(move |progress| {
+        if let Progress::Segments(timed) = progress {
+            let _ = segments.send(Report::Segments(timed.to_vec()));
+        }
     });
     let task = tokio::spawn(async move {
         let finished = planned.run_streaming(audio, Some(on_segments)).await;

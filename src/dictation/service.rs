@@ -24,7 +24,8 @@ use crate::session::{self, Capture, Driven, Driver, Internal, Live};
 use crate::session_events::{EventHub, SessionEvent};
 use crate::store::{DictationSession, Profile, Store, StoreError, Workflow, preferences};
 use crate::transcribe::{
-    Audio, Dictated, Origin, Planned, TranscribeError, Transcriber, Transcript,
+    Audio, Dictated, Origin, Planned, Progress, ProgressSink, TranscribeError, Transcriber,
+    Transcript,
 };
 
 /// How long one read of the microphone waits.
@@ -259,6 +260,44 @@ impl Dictation {
         self.publish(&kind, id, item);
     }
 
+    /// Publishes what the live transcription of session `id` reports: speech starting and
+    /// stopping, each chunk committed and its text, and provisional text (which a slow listener
+    /// may miss).
+    fn report(&self, id: &Uuid, progress: Progress<'_>) {
+        let item_id = crate::wire::format_uuid(id);
+        let ms = |seconds: f64| (seconds * 1000.0).round() as u64;
+        match progress {
+            Progress::Segments(timed) => {
+                let delta: Vec<&str> = timed
+                    .iter()
+                    .map(|t| t.text.trim())
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                if !delta.is_empty() {
+                    let fields = json!({"delta": delta.join(" ")});
+                    self.publish_item("delta", id, fields);
+                }
+            }
+            Progress::SpeechStarted { at } => {
+                let fields = json!({"audio_start_ms": ms(at), "item_id": item_id});
+                self.publish("input_audio_buffer.speech_started", id, fields);
+            }
+            Progress::Committed { end, goes_on, .. } => {
+                if !goes_on {
+                    let fields = json!({"audio_end_ms": ms(end), "item_id": item_id});
+                    self.publish("input_audio_buffer.speech_stopped", id, fields);
+                }
+                let fields = json!({"item_id": item_id, "previous_item_id": null});
+                self.publish("input_audio_buffer.committed", id, fields);
+            }
+            Progress::Tentative(text) => {
+                let mut data = json!({"type": "dictation.tentative", "id": item_id});
+                data["text"] = json!(text);
+                self.events.publish(SessionEvent::tentative(data));
+            }
+        }
+    }
+
     /// The machine's state and the active session's workflow.
     pub async fn status(&self) -> Status {
         let live = self.driver.lock().await;
@@ -300,19 +339,9 @@ impl Dictation {
         let capture = Capture::spawn(format!("dictation-{id}"), move |stop| {
             capture(feed, stop, max_samples, post, heard)
         })?;
-        let committed = self.clone();
-        let on_segments: crate::transcribe::SegmentSink = Box::new(move |timed| {
-            let delta: Vec<&str> = timed
-                .iter()
-                .map(|t| t.text.trim())
-                .filter(|t| !t.is_empty())
-                .collect();
-            if !delta.is_empty() {
-                let fields = json!({"delta": delta.join(" ")});
-                committed.publish_item("delta", &id, fields);
-            }
-        });
-        let running = planned.run_streaming(Audio::Live(blocks), Some(on_segments));
+        let reporting = self.clone();
+        let on_progress: ProgressSink = Box::new(move |progress| reporting.report(&id, progress));
+        let running = planned.run_streaming(Audio::Live(blocks), Some(on_progress));
         *lock(&session.transcription) = Some(tokio::spawn(running));
         let workflow = session.workflow.as_ref().map(|w| (w.id, w.name.clone()));
         live.begin(next, capture, session);

@@ -24,4 +24,4 @@ pub use residency::{SWEEP_INTERVAL, Unloaded};
 pub use resolve::{Resolved, Untranslatable, download_base_url, language_choice};
 #[cfg(test)]
 pub(crate) use run::testing;
-pub use run::{Planned, SegmentSink, Transcriber, TranscriberParts};
+pub use run::{Planned, Progress, ProgressSink, Transcriber, TranscriberParts};

@@ -73,6 +73,12 @@ impl Queue {
             .map_err(|e| TranscribeError::internal("transcription queue closed", e))
     }
 
+    /// A slot if one is free now, for work worth doing only while the engine is idle
+    /// (provisional text): it never waits.
+    pub fn try_acquire(&self) -> Option<Slot> {
+        self.slots.clone().try_acquire_owned().ok().map(Slot)
+    }
+
     /// Requests waiting for a slot now.
     #[cfg(test)]
     pub fn waiting(&self) -> usize {

@@ -11,7 +11,7 @@ use super::queue::{Queue, Slot};
 use super::readable::readable;
 use super::residency::{Residency, SWEEP_INTERVAL, Unloaded};
 use super::resolve::{Engines, Resolved, check, language_choice};
-use super::speech::{EngineCall, EngineSink, Listener, LiveSlots};
+use super::speech::{EngineCall, EngineSink, Listened, Listener, LiveSlots};
 use super::{
     Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
@@ -26,9 +26,54 @@ use crate::wire::transcription::TranscribeOptions;
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: f64 = 16_000.0;
 
-/// Where a transcription's segments go as soon as the engine has them, post-processed (times
-/// in the audio's timeline).
-pub type SegmentSink = Box<dyn FnMut(&[TimedText]) + Send>;
+/// Hears live audio block by block until its senders are gone; whenever every block captured
+/// so far is heard, the open chunk may be heard provisionally. An empty block means the capture
+/// failed: what it heard is abandoned.
+fn hear_live(
+    blocks: &std::sync::mpsc::Receiver<Vec<f32>>,
+    listener: &mut Listener,
+    cancel: &Cancel,
+) {
+    use std::sync::mpsc::TryRecvError;
+    loop {
+        let block = match blocks.try_recv() {
+            Ok(block) => block,
+            Err(TryRecvError::Empty) => {
+                listener.provisional();
+                match blocks.recv() {
+                    Ok(block) => block,
+                    Err(_) => return,
+                }
+            }
+            Err(TryRecvError::Disconnected) => return,
+        };
+        if block.is_empty() {
+            cancel.cancel();
+        }
+        if !listener.hear(&block) {
+            return;
+        }
+    }
+}
+
+/// What a transcription reports while it runs (times in seconds of the audio's timeline).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Progress<'a> {
+    /// A chunk's segments as soon as the engine has them, post-processed: settled for good.
+    Segments(&'a [TimedText]),
+    /// Live audio: speech began at `at` (with the padding kept before it).
+    SpeechStarted { at: f64 },
+    /// Live audio: the chunk `start..end` is settled (a pause ended it, or, when `goes_on`, it
+    /// grew too long and was cut while speech goes on) and goes to the engine; its segments
+    /// follow.
+    Committed { start: f64, end: f64, goes_on: bool },
+    /// Live audio: provisional text of the chunk still open, post-processed; the next
+    /// provisional text or the chunk's segments replace it.
+    Tentative(&'a str),
+}
+
+/// Where a transcription's reports go as they come.
+pub type ProgressSink = Box<dyn FnMut(Progress<'_>) + Send>;
 
 /// What a [`Transcriber`] is built from.
 pub struct TranscriberParts {
@@ -238,12 +283,13 @@ impl Planned {
         self.run_streaming(audio, None).await
     }
 
-    /// [`Planned::run`], handing each chunk's segments to `on_segments` as soon as the engine
-    /// has them (before the transcript is post-processed).
+    /// [`Planned::run`], reporting to `on_segments` as it goes: each chunk's segments as soon
+    /// as the engine has them (before the transcript is post-processed) and, for live audio,
+    /// speech starting, chunks committed and provisional text.
     pub async fn run_streaming(
         mut self,
         audio: Audio,
-        on_segments: Option<SegmentSink>,
+        on_segments: Option<ProgressSink>,
     ) -> Result<Transcript, TranscribeError> {
         if !self.resolved.offer.downloaded {
             self.transcriber.download(&self.resolved).await?;
@@ -292,7 +338,7 @@ impl Planned {
         audio: Audio,
         slots: Slots,
         cancel: Cancel,
-        on_segments: Option<SegmentSink>,
+        on_segments: Option<ProgressSink>,
     ) -> Result<(EngineOutput, usize, StageTimes), TranscribeError> {
         let call = EngineCall {
             engine: self.resolved.engine.clone(),
@@ -308,14 +354,40 @@ impl Planned {
         let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
         let on_segments = on_segments.map(|mut sink| {
             let (post, options) = (self.post.clone(), self.options.clone());
-            let sink: EngineSink = Box::new(move |segments, language| {
-                let timed: Vec<TimedText> = readable(segments, timed_finely)
-                    .iter()
-                    .map(|s| {
-                        TimedText::from_segment(s, |t| post_process(&post, &options, language, t))
-                    })
-                    .collect();
-                sink(&timed);
+            let sink: EngineSink = Box::new(move |listened| {
+                let timed = |segments: &[_], language| -> Vec<TimedText> {
+                    readable(segments, timed_finely)
+                        .iter()
+                        .map(|s| {
+                            TimedText::from_segment(s, |t| {
+                                post_process(&post, &options, language, t)
+                            })
+                        })
+                        .collect()
+                };
+                match listened {
+                    Listened::Segments(segments, language) => {
+                        sink(Progress::Segments(&timed(segments, language)))
+                    }
+                    Listened::SpeechStarted { at } => sink(Progress::SpeechStarted { at }),
+                    Listened::Committed {
+                        start,
+                        end,
+                        goes_on,
+                    } => sink(Progress::Committed {
+                        start,
+                        end,
+                        goes_on,
+                    }),
+                    Listened::Tentative(segments, language) => {
+                        let texts: Vec<String> = timed(segments, language)
+                            .into_iter()
+                            .map(|t| t.text.trim().to_owned())
+                            .filter(|t| !t.is_empty())
+                            .collect();
+                        sink(Progress::Tentative(&texts.join(" ")))
+                    }
+                }
             });
             sink
         });
@@ -337,15 +409,7 @@ impl Planned {
                     Ok(())
                 }
                 Audio::Live(blocks) => {
-                    for block in blocks {
-                        // An empty block: the capture failed and what it heard is abandoned.
-                        if block.is_empty() {
-                            cancel.cancel();
-                        }
-                        if !listener.hear(&block) {
-                            break;
-                        }
-                    }
+                    hear_live(&blocks, &mut listener, &cancel);
                     Ok(())
                 }
                 Audio::File { path, hint } => open_regular(&path)
@@ -755,6 +819,78 @@ mod tests {
         assert!(second.await.unwrap().is_ok());
     }
 
+    /// A corpus clip's samples (16 kHz mono).
+    fn clip(id: &str) -> Vec<f32> {
+        let path = format!("{}/corpus/clips/{id}.wav", env!("CARGO_MANIFEST_DIR"));
+        let mut reader = hound::WavReader::open(path).unwrap();
+        let rate = reader.spec().sample_rate;
+        let samples: Vec<f32> = reader
+            .samples::<i16>()
+            .map(|s| f32::from(s.unwrap()) / 32768.0)
+            .collect();
+        crate::audio::resample::resample_to_16k(&samples, rate)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn live_audio_reports_speech_provisional_text_and_commits_in_order() {
+        use super::testing::Recorder;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (_dir, t) = transcriber(vec![Arc::new(Recorder { log: log.clone() })], 1);
+        let mut audio = clip("en-founded");
+        audio.extend(vec![0.0; 24_000]);
+        audio.extend(clip("real-something"));
+        audio.extend(vec![0.0; 8_000]);
+        let (blocks, heard) = std::sync::mpsc::channel();
+        // Twice as fast as someone speaking: 20 ms blocks every 10 ms.
+        let speaker = std::thread::spawn(move || {
+            for block in audio.chunks(320) {
+                blocks.send(block.to_vec()).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let reports = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let noted = reports.clone();
+        let on_progress: ProgressSink = Box::new(move |progress| {
+            let note = match progress {
+                Progress::Segments(timed) => format!("text {}", timed[0].text),
+                Progress::SpeechStarted { .. } => "started".into(),
+                Progress::Committed { goes_on, .. } => format!("committed {goes_on}"),
+                Progress::Tentative(text) => format!("tentative {text}"),
+            };
+            noted.lock().unwrap().push(note);
+        });
+        let mut options = options("tiny.en");
+        options.vad = Some(true);
+        let planned = t.plan(options, false, Origin::Api).await.ok().unwrap();
+        let transcript = planned
+            .run_streaming(Audio::Live(heard), Some(on_progress))
+            .await
+            .unwrap();
+        speaker.join().unwrap();
+        let reports = reports.lock().unwrap().clone();
+        // Each sentence: its start, provisional text while it goes on, its commit after the
+        // pause, then its settled text (the next engine call's).
+        let sentences: Vec<&[String]> = reports.split(|r| r == "started").skip(1).collect();
+        assert_eq!(reports[0], "started", "{reports:?}");
+        assert_eq!(sentences.len(), 2, "{reports:?}");
+        for sentence in sentences {
+            let (tentative, last_two) = sentence.split_at(sentence.len() - 2);
+            assert!(!tentative.is_empty(), "{reports:?}");
+            assert!(
+                tentative.iter().all(|r| r.starts_with("tentative call")),
+                "{reports:?}"
+            );
+            assert_eq!(last_two[0], "committed false", "{reports:?}");
+            assert!(last_two[1].starts_with("text call"), "{reports:?}");
+        }
+        // Provisional passes are not part of the text.
+        let settled: Vec<&str> = reports
+            .iter()
+            .filter_map(|r| r.strip_prefix("text "))
+            .collect();
+        assert_eq!(transcript.raw_text, settled.join(" "));
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn each_chunk_is_transcribed_and_handed_on_before_the_next_is_heard() {
         use super::testing::Recorder;
@@ -767,9 +903,11 @@ mod tests {
         let sink_log = log.clone();
         let heard_segments = Arc::new(std::sync::Mutex::new(Vec::new()));
         let heard = heard_segments.clone();
-        let on_segments: SegmentSink = Box::new(move |segments| {
-            sink_log.lock().unwrap().push("segments".into());
-            heard.lock().unwrap().extend_from_slice(segments);
+        let on_segments: ProgressSink = Box::new(move |progress| {
+            if let Progress::Segments(segments) = progress {
+                sink_log.lock().unwrap().push("segments".into());
+                heard.lock().unwrap().extend_from_slice(segments);
+            }
         });
         let planned = t.plan(job.options, false, Origin::Api).await.ok().unwrap();
         let transcript = planned

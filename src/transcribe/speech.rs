@@ -23,9 +23,31 @@ use crate::engine::{
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: f64 = 16_000.0;
 
-/// Where the engine's segments go as soon as it has them (times in the audio's timeline), with
-/// the language heard so far.
-pub(super) type EngineSink = Box<dyn FnMut(&[Segment], Option<&str>) + Send>;
+/// What the engine stage reports as it goes (times in seconds of the audio's timeline).
+pub(super) enum Listened<'a> {
+    /// A chunk's segments, settled for good, with the language heard so far.
+    Segments(&'a [Segment], Option<&'a str>),
+    /// Live audio: speech began at `at` (the padding kept before it included).
+    SpeechStarted { at: f64 },
+    /// Live audio: the chunk `start..end` is settled and goes to the engine; `goes_on`: speech
+    /// goes on past its end (a long chunk was cut there) rather than a pause ending it.
+    Committed { start: f64, end: f64, goes_on: bool },
+    /// Live audio: provisional segments of the chunk still open, with the language heard so
+    /// far; the next provisional ones or the chunk's settled ones replace them.
+    Tentative(&'a [Segment], Option<&'a str>),
+}
+
+/// Where the engine stage's reports go as soon as it has them.
+pub(super) type EngineSink = Box<dyn FnMut(Listened<'_>) + Send>;
+
+/// The open chunk of live audio is heard again for provisional text at most this often...
+const PROVISIONAL_EVERY: Duration = Duration::from_secs(1);
+/// ...and at least this many times as long as the last provisional pass took, so that live
+/// work never takes more than half of the machine's CPU time (an engine call uses every core).
+const PROVISIONAL_SPACING: u32 = 2;
+/// The open chunk is first heard provisionally once it holds this much audio (0.6 s: the
+/// padding before the speech and about a word).
+const MIN_PROVISIONAL_SAMPLES: usize = 9_600;
 
 /// What one engine call is made of, besides the audio.
 pub(super) struct EngineCall {
@@ -73,6 +95,10 @@ pub(super) struct Listener {
     failed: Option<EngineError>,
     vad: Duration,
     engine: Duration,
+    /// Live audio: where the open chunk whose start was reported starts (samples).
+    announced: Option<usize>,
+    /// Live audio: the open chunk is not heard provisionally before this.
+    next_provisional: Instant,
 }
 
 impl Listener {
@@ -93,6 +119,8 @@ impl Listener {
             failed: None,
             vad: Duration::ZERO,
             engine: Duration::ZERO,
+            announced: None,
+            next_provisional: Instant::now(),
         }
     }
 
@@ -112,7 +140,110 @@ impl Listener {
         let mut ready = Vec::new();
         self.chunker.push(samples, &mut |chunk| ready.push(chunk));
         self.vad += started.elapsed();
-        ready.into_iter().all(|chunk| self.transcribe(chunk))
+        self.settle(ready)
+    }
+
+    /// Transcribes the chunks the audio settled, reporting live audio's speech as it starts
+    /// and as its chunks are committed; false once the engine failed.
+    fn settle(&mut self, ready: Vec<SpeechChunk>) -> bool {
+        let open = self.chunker.open_from();
+        let starts: Vec<usize> = ready.iter().skip(1).map(|c| c.start).collect();
+        for (i, chunk) in ready.into_iter().enumerate() {
+            let end = chunk.range().end;
+            let goes_on = starts.get(i) == Some(&end) || (i == starts.len() && open == Some(end));
+            self.commit(&chunk, goes_on);
+            if !self.transcribe(chunk) {
+                return false;
+            }
+        }
+        if let Some(start) = open
+            && self.announced.is_none()
+        {
+            self.report_speech(start);
+        }
+        true
+    }
+
+    /// Live audio: reports that speech began at sample `start`.
+    fn report_speech(&mut self, start: usize) {
+        self.announced = Some(start);
+        if self.call.live.is_some()
+            && let Some(sink) = &mut self.on_segments
+        {
+            sink(Listened::SpeechStarted {
+                at: start as f64 / SAMPLE_RATE,
+            });
+        }
+    }
+
+    /// Live audio: reports that `chunk` is settled (its speech reported first, if it came and
+    /// went between two blocks).
+    fn commit(&mut self, chunk: &SpeechChunk, goes_on: bool) {
+        if self.call.live.is_none() {
+            return;
+        }
+        if self.announced.is_none() {
+            self.report_speech(chunk.start);
+        }
+        let range = chunk.range();
+        self.announced = goes_on.then_some(range.end);
+        if let Some(sink) = &mut self.on_segments {
+            sink(Listened::Committed {
+                start: range.start as f64 / SAMPLE_RATE,
+                end: range.end as f64 / SAMPLE_RATE,
+                goes_on,
+            });
+        }
+    }
+
+    /// Live audio, once every block captured so far is heard: hears the open chunk again for
+    /// provisional text, when someone is speaking, the spacing since the last pass has passed
+    /// and the engine is free (provisional text never makes anyone wait).
+    pub fn provisional(&mut self) {
+        let Some(live) = &self.call.live else {
+            return;
+        };
+        if self.whole.is_some()
+            || self.failed.is_some()
+            || self.on_segments.is_none()
+            || !self.chunker.speaking()
+            || Instant::now() < self.next_provisional
+        {
+            return;
+        }
+        let Some(chunk) = self
+            .chunker
+            .open_chunk()
+            .filter(|c| c.samples.len() >= MIN_PROVISIONAL_SAMPLES)
+        else {
+            return;
+        };
+        let Some(_slot) = live.queue.try_acquire() else {
+            return;
+        };
+        let started = Instant::now();
+        let whole = std::iter::once(0..chunk.samples.len()).collect();
+        let heard = self.engine_call(&chunk.samples, whole);
+        let took = started.elapsed();
+        self.next_provisional = started + PROVISIONAL_EVERY.max(took * PROVISIONAL_SPACING);
+        tracing::debug!(
+            seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
+            took_ms = took.as_millis() as u64,
+            "open chunk heard provisionally"
+        );
+        let Ok(heard) = heard else {
+            return;
+        };
+        let offset = chunk.start as f64 / SAMPLE_RATE;
+        let segments: Vec<Segment> = heard
+            .segments
+            .into_iter()
+            .map(|s| s.shifted(offset))
+            .collect();
+        let language = self.language.clone().or(heard.language);
+        if let Some(sink) = &mut self.on_segments {
+            sink(Listened::Tentative(&segments, language.as_deref()));
+        }
     }
 
     /// Whether the engine failed (or the request was cancelled) before the audio ended.
@@ -128,11 +259,7 @@ impl Listener {
             let mut ready = Vec::new();
             self.chunker.finish(&mut |chunk| ready.push(chunk));
             self.vad += started.elapsed();
-            for chunk in ready {
-                if !self.transcribe(chunk) {
-                    break;
-                }
-            }
+            self.settle(ready);
         }
         let output = match (self.failed.take(), self.whole.take()) {
             (Some(failed), _) => Err(failed),
@@ -199,7 +326,7 @@ impl Listener {
         if let Some(sink) = &mut self.on_segments
             && !segments.is_empty()
         {
-            sink(&segments, self.language.as_deref());
+            sink(Listened::Segments(&segments, self.language.as_deref()));
         }
         if !heard.text.trim().is_empty() {
             self.texts.push(heard.text.trim().to_string());
@@ -225,7 +352,10 @@ impl Listener {
         if let (Ok(output), Some(sink)) = (&output, &mut self.on_segments)
             && !output.segments.is_empty()
         {
-            sink(&output.segments, output.language.as_deref());
+            sink(Listened::Segments(
+                &output.segments,
+                output.language.as_deref(),
+            ));
         }
         output
     }
@@ -245,7 +375,18 @@ impl Listener {
             None => None,
         };
         let started = Instant::now();
-        let output = self.call.engine.transcribe(
+        let output = self.engine_call(samples, chunks);
+        self.engine += started.elapsed();
+        output
+    }
+
+    /// The engine call on `chunks` of `samples`, with the request's settings.
+    fn engine_call(
+        &self,
+        samples: &[f32],
+        chunks: Vec<Range<usize>>,
+    ) -> Result<EngineOutput, EngineError> {
+        self.call.engine.transcribe(
             self.call.model.id,
             &EngineRequest {
                 samples,
@@ -257,9 +398,7 @@ impl Listener {
                 words: self.call.words,
                 cancel: self.call.cancel.clone(),
             },
-        );
-        self.engine += started.elapsed();
-        output
+        )
     }
 
     /// The answer for audio without speech: no text, and the language the engine would have

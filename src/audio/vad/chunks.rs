@@ -235,6 +235,26 @@ impl ChunkPlanner {
         from
     }
 
+    /// Where the chunk not yet given out starts (in frames) once speech has begun in it: the
+    /// pending chunk, else the padded start of an open region that has proved to be speech.
+    /// None between chunks (silence, or sounds not yet proved to be speech).
+    pub fn open_from(&self) -> Option<usize> {
+        let padding = match self.keep {
+            Keep::Speech { padding } => padding,
+            Keep::Everything => 0,
+        };
+        match (&self.pending, self.regions.open()) {
+            (Some(pending), _) if !pending.is_empty() => Some(pending.start),
+            (_, Some((open, true))) => Some(open.start.saturating_sub(padding)),
+            _ => None,
+        }
+    }
+
+    /// Someone is speaking now: a region that has proved to be speech is open.
+    pub fn speaking(&self) -> bool {
+        matches!(self.regions.open(), Some((_, true)))
+    }
+
     /// A region that has ended: speech, or a region without confident frames that counts as
     /// speech next to speech (held for a while in case speech follows).
     fn add_closed(&mut self, closed: Closed, padding: usize, chunks: &mut Vec<Range<usize>>) {

@@ -94,6 +94,30 @@ impl Chunker {
         self.seen
     }
 
+    /// The chunk still open (speech has begun in it and it is not yet settled): where it
+    /// starts, in samples.
+    pub fn open_from(&self) -> Option<usize> {
+        self.planner
+            .open_from()
+            .map(|frame| (frame * FRAME).min(self.seen))
+    }
+
+    /// The samples of the chunk still open, so far: what a provisional transcription hears.
+    pub fn open_chunk(&self) -> Option<SpeechChunk> {
+        let start = self.open_from()?.max(self.buffer_from);
+        let samples: Vec<f32> = self
+            .buffer
+            .range(start - self.buffer_from..)
+            .copied()
+            .collect();
+        (!samples.is_empty()).then_some(SpeechChunk { start, samples })
+    }
+
+    /// Someone is speaking now.
+    pub fn speaking(&self) -> bool {
+        self.planner.speaking()
+    }
+
     fn hand_out(&mut self, ready: &mut dyn FnMut(SpeechChunk)) {
         for frames in self.planned.drain(..) {
             let range = frames.start * FRAME..(frames.end * FRAME).min(self.seen);
