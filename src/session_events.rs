@@ -1,4 +1,4 @@
-//! Live events of dictation (and, in time, Recorder) sessions for any number of listeners.
+//! Live events of dictation and Recorder sessions for any number of listeners.
 //! Each listener has its own bounded queue, so publishing never waits for anyone and a slow
 //! listener never slows capture or transcription: when its queue is full, its oldest tentative
 //! event gives way; a listener whose queue holds only events that must not be lost (committed
@@ -7,8 +7,12 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::Notify;
+use uuid::Uuid;
+
+use crate::transcribe::Progress;
+use crate::wire::format_uuid;
 
 /// Events a listener may fall behind by before it loses tentative ones.
 pub const LISTENER_QUEUE: usize = 256;
@@ -96,6 +100,59 @@ impl EventHub {
         });
     }
 
+    /// Publishes the event `kind` of session `id` with `fields` (an object).
+    pub fn publish_session(&self, kind: &str, id: &Uuid, fields: Value) {
+        self.publish(SessionEvent::kept(session_event(kind, id, fields)));
+    }
+
+    /// Publishes OpenAI Realtime's `conversation.item.input_audio_transcription.<what>` for
+    /// the session `id` (the session is the conversation item).
+    pub fn publish_item(&self, what: &str, id: &Uuid, fields: Value) {
+        let mut item = json!({"item_id": format_uuid(id), "content_index": 0});
+        if let (Some(item), Value::Object(fields)) = (item.as_object_mut(), fields) {
+            item.extend(fields);
+        }
+        let kind = format!("conversation.item.input_audio_transcription.{what}");
+        self.publish_session(&kind, id, item);
+    }
+
+    /// Publishes what the live transcription of session `id` reports: speech starting and
+    /// stopping, each chunk committed and its text, and provisional text as `<service>.tentative`
+    /// (which a slow listener may miss).
+    pub fn publish_progress(&self, service: &str, id: &Uuid, progress: Progress<'_>) {
+        let item_id = format_uuid(id);
+        let ms = |seconds: f64| (seconds * 1000.0).round() as u64;
+        match progress {
+            Progress::Segments(timed) => {
+                let delta: Vec<&str> = timed
+                    .iter()
+                    .map(|t| t.text.trim())
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                if !delta.is_empty() {
+                    self.publish_item("delta", id, json!({"delta": delta.join(" ")}));
+                }
+            }
+            Progress::SpeechStarted { at } => {
+                let fields = json!({"audio_start_ms": ms(at), "item_id": item_id});
+                self.publish_session("input_audio_buffer.speech_started", id, fields);
+            }
+            Progress::Committed { end, goes_on, .. } => {
+                if !goes_on {
+                    let fields = json!({"audio_end_ms": ms(end), "item_id": item_id});
+                    self.publish_session("input_audio_buffer.speech_stopped", id, fields);
+                }
+                let fields = json!({"item_id": item_id, "previous_item_id": null});
+                self.publish_session("input_audio_buffer.committed", id, fields);
+            }
+            Progress::Tentative(text) => {
+                let kind = format!("{service}.tentative");
+                let data = session_event(&kind, id, json!({ "text": text }));
+                self.publish(SessionEvent::tentative(data));
+            }
+        }
+    }
+
     /// A new listener, from the next event on.
     pub fn subscribe(&self) -> Subscription {
         let queue = Arc::new(Queue::default());
@@ -129,6 +186,15 @@ impl Subscription {
             notified.await;
         }
     }
+}
+
+/// The data of the event `kind` of session `id`: `type`, `id` and `fields` (an object).
+fn session_event(kind: &str, id: &Uuid, fields: Value) -> Value {
+    let mut data = json!({"type": kind, "id": format_uuid(id)});
+    if let (Some(data), Value::Object(fields)) = (data.as_object_mut(), fields) {
+        data.extend(fields);
+    }
+    data
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -274,3 +274,53 @@ fn watch_prints_each_dictation_as_it_is_transcribed_and_follow_ends_with_its_ses
         "{followed:?}"
     );
 }
+
+#[test]
+fn recorder_watch_and_follow_print_each_recordings_text() {
+    let home = tempfile::tempdir().unwrap();
+    let server = serve_scenario(home.path(), SCENARIO);
+    let port = server.discovery.port;
+    let expected = common::recorded_text("en-founded");
+
+    let watching = spawn_cli(&server, &["recorder", "watch", "--once"]);
+    std::thread::sleep(Duration::from_secs(2));
+    let (code, _) = common::http_json(
+        port,
+        "POST",
+        "/v1/recorder/start?mic=1&system_audio=0",
+        None,
+    );
+    assert_eq!(code, 200);
+    std::thread::sleep(Duration::from_secs(5));
+    common::http_json(port, "POST", "/v1/recorder/stop", None);
+    let watched = finished(watching, Duration::from_secs(20));
+    assert!(watched.status.success(), "{watched:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&watched.stdout),
+        format!("{expected}\n")
+    );
+
+    let following = spawn_cli(
+        &server,
+        &[
+            "recorder",
+            "start",
+            "--mic",
+            "true",
+            "--system-audio",
+            "false",
+            "--follow",
+        ],
+    );
+    std::thread::sleep(Duration::from_secs(5));
+    let (code, stopped) = common::http_json(port, "POST", "/v1/recorder/stop", None);
+    assert_eq!(code, 200, "{stopped}");
+    let followed = finished(following, Duration::from_secs(20));
+    assert!(followed.status.success(), "{followed:?}");
+    let id = stopped["id"].as_str().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&followed.stdout),
+        format!("Recording; session {id}.\n{expected}\n"),
+        "{followed:?}"
+    );
+}

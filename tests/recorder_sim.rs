@@ -320,3 +320,51 @@ selected_model = "tiny.en"
         );
     }
 }
+
+#[test]
+fn every_listener_follows_a_recording_from_start_to_its_text() {
+    let home = tempfile::tempdir().unwrap();
+    let server = serve_scenario(home.path(), SCENARIO);
+    let events = common::sse_follow(port(&server), "/v1/recorder/events");
+    let session = record_for(&server, "?mic=1&system_audio=0", 4.5);
+    assert_eq!(session["status"], "completed", "{session}");
+    let id = session["id"].as_str().unwrap();
+    let within = Duration::from_secs(20);
+    let next = |name: &str| {
+        let event = common::next_event(&events, name, within);
+        assert_eq!(event["id"], id, "{event}");
+        event
+    };
+    next("recorder.started");
+    // The sentence is found, committed at its pause, and its text comes with the stop.
+    let speech = next("input_audio_buffer.speech_started");
+    assert_eq!(speech["item_id"], id);
+    let stopped = next("input_audio_buffer.speech_stopped");
+    let spoke =
+        stopped["audio_end_ms"].as_u64().unwrap() - speech["audio_start_ms"].as_u64().unwrap();
+    assert!((3_000..5_000).contains(&spoke), "{speech} {stopped}");
+    next("input_audio_buffer.committed");
+    next("recorder.stopped");
+    let expected = recorded_text("en-founded");
+    let delta = next("conversation.item.input_audio_transcription.delta");
+    assert_eq!(delta["delta"], expected.as_str());
+    let heard = next("conversation.item.input_audio_transcription.completed");
+    assert_eq!(heard["transcript"], expected.as_str());
+    let done = next("recorder.completed");
+    assert_eq!(done["text"], session["text"]);
+    assert_eq!(done["output_file"], session["output_file"]);
+    assert!(done["stop_to_text_ms"].as_u64().is_some(), "{done}");
+}
+
+#[test]
+fn a_recording_that_fails_is_an_event_with_its_reason() {
+    let home = tempfile::tempdir().unwrap();
+    let faulty = format!("{SCENARIO}\n[microphone.faults]\nlost_after_seconds = 1.0\n");
+    let server = serve_scenario(home.path(), &faulty);
+    let events = common::sse_follow(port(&server), "/v1/recorder/events");
+    let (code, started) = start(&server, "?mic=1&system_audio=0");
+    assert_eq!(code, 200, "{started}");
+    let failed = common::next_event(&events, "recorder.failed", Duration::from_secs(10));
+    assert_eq!(failed["id"], started["id"]);
+    assert!(!failed["error"].as_str().unwrap().is_empty(), "{failed}");
+}

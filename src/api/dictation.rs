@@ -30,20 +30,9 @@ pub fn routes() -> Router<Arc<App>> {
 }
 
 /// How often an idle event stream sends a comment, so clients and proxies keep it open.
-const KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(15);
-
-/// The sessions' live events as server-sent events, from now on, named by their `type`.
+/// The dictation sessions' live events as server-sent events, from now on.
 async fn events(State(app): State<Arc<App>>) -> impl axum::response::IntoResponse {
-    use axum::response::sse::{Event, KeepAlive, Sse};
-    let subscription = app.dictation.events().subscribe();
-    let stream = futures_util::stream::unfold(subscription, |mut subscription| async move {
-        let event = subscription.next().await?;
-        let sse = Event::default()
-            .event(event.kind())
-            .data(event.data.to_string());
-        Some((Ok::<_, std::convert::Infallible>(sse), subscription))
-    });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+    super::events::session_events(app.dictation.events())
 }
 
 impl From<DictationError> for ApiError {

@@ -1,5 +1,6 @@
 //! Streamed transcription answers (server-sent events), shared by `/v1/transcribe*` and the
-//! OpenAI-compatible routes, each with its own events.
+//! OpenAI-compatible routes, each with its own events, and the live events of dictation and
+//! Recorder sessions.
 //!
 //! The transcription runs in its own task and reports segments as the engine decodes them. The
 //! answer starts with the first report: a failure before any segment (a busy queue, audio that
@@ -112,6 +113,22 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// The live events of a service's sessions (`GET /v1/dictation/events`,
+/// `GET /v1/recorder/events`) as server-sent events from now on, each named by its `type`.
+pub fn session_events(hub: &crate::session_events::EventHub) -> Response {
+    let subscription = hub.subscribe();
+    let stream = stream::unfold(subscription, |mut subscription| async move {
+        let event = subscription.next().await?;
+        let sse = Event::default()
+            .event(event.kind())
+            .data(event.data.to_string());
+        Some((Ok::<_, Infallible>(sse), subscription))
+    });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response()
 }
 
 #[cfg(test)]

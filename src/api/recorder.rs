@@ -1,5 +1,6 @@
 //! The Recorder routes: `POST /v1/recorder/start?mic=&system_audio=`, `POST /v1/recorder/stop`,
-//! `GET /v1/recorder/status` and `GET /v1/recorder/session?id=`.
+//! `GET /v1/recorder/status`, `GET /v1/recorder/session?id=` and the live events,
+//! `GET /v1/recorder/events`.
 
 use std::sync::Arc;
 
@@ -21,6 +22,12 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/recorder/stop", post(stop))
         .route("/v1/recorder/status", get(status))
         .route("/v1/recorder/session", get(session))
+        .route("/v1/recorder/events", get(events))
+}
+
+/// The Recorder sessions' live events as server-sent events, from now on.
+async fn events(State(app): State<Arc<App>>) -> axum::response::Response {
+    super::events::session_events(app.recorder.events())
 }
 
 impl From<RecorderError> for ApiError {

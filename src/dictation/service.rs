@@ -21,11 +21,10 @@ use super::transcript::{session_options, transcribe_and_save};
 use crate::audio::capture::{AudioSource, CaptureError, Feed};
 use crate::audio::resample::TARGET_RATE;
 use crate::session::{self, Capture, Driven, Driver, Internal, Live};
-use crate::session_events::{EventHub, SessionEvent};
+use crate::session_events::EventHub;
 use crate::store::{DictationSession, Profile, Store, StoreError, Workflow, preferences};
 use crate::transcribe::{
-    Audio, Dictated, Origin, Planned, Progress, ProgressSink, TranscribeError, Transcriber,
-    Transcript,
+    Audio, Dictated, Origin, Planned, ProgressSink, TranscribeError, Transcriber, Transcript,
 };
 
 /// How long one read of the microphone waits.
@@ -242,60 +241,7 @@ impl Dictation {
 
     /// Publishes the event `kind` of session `id` with `fields` (an object).
     fn publish(&self, kind: &str, id: &Uuid, fields: serde_json::Value) {
-        let mut data = json!({"type": kind, "id": crate::wire::format_uuid(id)});
-        if let (Some(data), serde_json::Value::Object(fields)) = (data.as_object_mut(), fields) {
-            data.extend(fields);
-        }
-        self.events.publish(SessionEvent::kept(data));
-    }
-
-    /// Publishes OpenAI Realtime's `conversation.item.input_audio_transcription.<what>` for the
-    /// session `id` (the session is the conversation item).
-    fn publish_item(&self, what: &str, id: &Uuid, fields: serde_json::Value) {
-        let mut item = json!({"item_id": crate::wire::format_uuid(id), "content_index": 0});
-        if let (Some(item), serde_json::Value::Object(fields)) = (item.as_object_mut(), fields) {
-            item.extend(fields);
-        }
-        let kind = format!("conversation.item.input_audio_transcription.{what}");
-        self.publish(&kind, id, item);
-    }
-
-    /// Publishes what the live transcription of session `id` reports: speech starting and
-    /// stopping, each chunk committed and its text, and provisional text (which a slow listener
-    /// may miss).
-    fn report(&self, id: &Uuid, progress: Progress<'_>) {
-        let item_id = crate::wire::format_uuid(id);
-        let ms = |seconds: f64| (seconds * 1000.0).round() as u64;
-        match progress {
-            Progress::Segments(timed) => {
-                let delta: Vec<&str> = timed
-                    .iter()
-                    .map(|t| t.text.trim())
-                    .filter(|t| !t.is_empty())
-                    .collect();
-                if !delta.is_empty() {
-                    let fields = json!({"delta": delta.join(" ")});
-                    self.publish_item("delta", id, fields);
-                }
-            }
-            Progress::SpeechStarted { at } => {
-                let fields = json!({"audio_start_ms": ms(at), "item_id": item_id});
-                self.publish("input_audio_buffer.speech_started", id, fields);
-            }
-            Progress::Committed { end, goes_on, .. } => {
-                if !goes_on {
-                    let fields = json!({"audio_end_ms": ms(end), "item_id": item_id});
-                    self.publish("input_audio_buffer.speech_stopped", id, fields);
-                }
-                let fields = json!({"item_id": item_id, "previous_item_id": null});
-                self.publish("input_audio_buffer.committed", id, fields);
-            }
-            Progress::Tentative(text) => {
-                let mut data = json!({"type": "dictation.tentative", "id": item_id});
-                data["text"] = json!(text);
-                self.events.publish(SessionEvent::tentative(data));
-            }
-        }
+        self.events.publish_session(kind, id, fields);
     }
 
     /// The machine's state and the active session's workflow.
@@ -340,7 +286,11 @@ impl Dictation {
             capture(feed, stop, max_samples, post, heard)
         })?;
         let reporting = self.clone();
-        let on_progress: ProgressSink = Box::new(move |progress| reporting.report(&id, progress));
+        let on_progress: ProgressSink = Box::new(move |progress| {
+            reporting
+                .events
+                .publish_progress("dictation", &id, progress)
+        });
         let running = planned.run_streaming(Audio::Live(blocks), Some(on_progress));
         *lock(&session.transcription) = Some(tokio::spawn(running));
         let workflow = session.workflow.as_ref().map(|w| (w.id, w.name.clone()));
@@ -470,11 +420,13 @@ impl Dictation {
                 let to_text = clock.stopped.map_or(Duration::ZERO, |s| s.elapsed());
                 clock.text_ready = Some((to_text, text.clone()));
                 drop(clock);
-                self.publish_item("completed", &id, json!({"transcript": text}));
+                self.events
+                    .publish_item("completed", &id, json!({"transcript": text}));
             }
             Err(error) => {
                 let error = json!({"type": "transcription_error", "message": error});
-                self.publish_item("failed", &id, json!({ "error": error }));
+                self.events
+                    .publish_item("failed", &id, json!({ "error": error }));
             }
         }
         if let Err(err) = session::handle(&self, Event::Transcribed(result)).await {

@@ -1,11 +1,13 @@
 //! The Recorder's capture thread: reads every source, mixes what all of them have delivered at
-//! 48 kHz (mono, or stereo with the microphone left) and streams it to the WAV file.
+//! 48 kHz (mono, or stereo with the microphone left), streams it to the WAV file and hands it,
+//! at 16 kHz mono, to the live transcription.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::audio::capture::Feed;
 use crate::audio::mix::{interleave_into, mix_into};
+use crate::audio::resample::StreamingResampler;
 use crate::audio::wav::WavSink;
 
 /// The rate recordings are written at.
@@ -25,12 +27,64 @@ pub struct CaptureEnd {
     pub failure: Option<String>,
 }
 
+/// Where the mix goes besides the file: a live transcription, at 16 kHz mono.
+pub struct Listener {
+    resampler: StreamingResampler,
+    blocks: std::sync::mpsc::Sender<Vec<f32>>,
+    mono: Vec<f32>,
+}
+
+impl Listener {
+    /// Hands the mix to `blocks` as it is written.
+    pub fn new(blocks: std::sync::mpsc::Sender<Vec<f32>>) -> Listener {
+        Listener {
+            resampler: StreamingResampler::new(RECORDING_RATE),
+            blocks,
+            mono: Vec::new(),
+        }
+    }
+
+    /// Hears the mix just written (interleaved when `stereo`).
+    fn hear(&mut self, mix: &[f32], stereo: bool) {
+        let mono = if stereo {
+            self.mono.clear();
+            self.mono
+                .extend(mix.chunks_exact(2).map(|pair| (pair[0] + pair[1]) * 0.5));
+            &self.mono[..]
+        } else {
+            mix
+        };
+        self.resampler.push(mono);
+        let blocks = &self.blocks;
+        // A transcription that stopped listening reports through its own result.
+        self.resampler.drain_output(&mut |block| {
+            let _ = blocks.send(block.to_vec());
+            true
+        });
+    }
+
+    /// The end of the recording: the rest of the audio, or, when the recording failed, an
+    /// empty block, which abandons the transcription.
+    fn finish(self, failed: bool) {
+        if failed {
+            let _ = self.blocks.send(Vec::new());
+            return;
+        }
+        let rest = self.resampler.finish();
+        if !rest.is_empty() {
+            let _ = self.blocks.send(rest);
+        }
+    }
+}
+
 /// The capture loop: reads every source, mixes what all of them have delivered and appends it to
-/// the file, until told to stop or a source fails (then `on_failure` gets the reason).
+/// the file (and hands it to `listener`), until told to stop or a source fails (then
+/// `on_failure` gets the reason).
 pub fn capture(
     mut feeds: Vec<Feed>,
     mut sink: WavSink,
     stereo: bool,
+    mut listener: Option<Listener>,
     stop: &AtomicBool,
     on_failure: impl FnOnce(String),
 ) -> CaptureEnd {
@@ -52,6 +106,11 @@ pub fn capture(
             failure = Some(format!("Could not write the recording: {err}"));
             break;
         }
+        if let Some(listener) = &mut listener
+            && ready > 0
+        {
+            listener.hear(&scratch, stereo);
+        }
     }
     for (mut feed, buffer) in feeds.into_iter().zip(pending.iter_mut()) {
         if failure.is_none() {
@@ -63,6 +122,12 @@ pub fn capture(
     let rest = pending.iter().map(Vec::len).max().unwrap_or(0);
     if let Err(err) = write_mixed(&mut sink, &mut pending, rest, stereo, &mut scratch) {
         failure.get_or_insert(format!("Could not write the recording: {err}"));
+    }
+    if let Some(mut listener) = listener {
+        if failure.is_none() && rest > 0 {
+            listener.hear(&scratch, stereo);
+        }
+        listener.finish(failure.is_some());
     }
     if let Some(reason) = &failure {
         on_failure(reason.clone());

@@ -1,21 +1,27 @@
 //! The Recorder service: drives the state machine, runs the capture thread that mixes the sources
-//! at 48 kHz and streams them to a WAV file, finalizes (rename, optional transcription) and keeps
+//! at 48 kHz and streams them to a WAV file, transcribes the mix while it records (as dictation
+//! does, with the same live events), finalizes (rename; the text is ready when it stops) and keeps
 //! every session in SQLite. Sessions a crash interrupted are recovered at the next start.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use chrono::Utc;
+use serde_json::json;
 use uuid::Uuid;
 
-use super::capture::{CaptureEnd, RECORDING_RATE, capture};
+use super::capture::{CaptureEnd, Listener, RECORDING_RATE, capture};
 use super::machine::{Effect, Event, Finalized, Refused, Sources, State, apply};
 use crate::audio::capture::{CaptureError, Devices, Feed, SourceKind};
 use crate::audio::wav::{self, WavSink};
 use crate::session::{self, Capture, Driven, Driver, Internal, Live};
+use crate::session_events::EventHub;
 use crate::store::{RecorderEnd, RecorderSession, Store, StoreError, preferences};
-use crate::transcribe::{Audio, Job, Origin, Transcriber};
+use crate::transcribe::{
+    Audio, Job, Origin, ProgressSink, TranscribeError, Transcriber, Transcript,
+};
 use crate::wire::transcription::TranscribeOptions;
 
 /// Why the Recorder refused or failed a request.
@@ -42,6 +48,18 @@ pub struct Recorder {
     data_root: PathBuf,
     transcriber: Arc<Transcriber>,
     driver: Driver<Recorder>,
+    events: EventHub,
+}
+
+/// A transcription that hears the recording as it is captured.
+type LiveTranscription = tokio::task::JoinHandle<Result<Transcript, TranscribeError>>;
+
+/// The active session's live transcription and when it stopped.
+pub struct Session {
+    /// None when transcription is off, or no model could transcribe at the start (the file is
+    /// then transcribed once it is complete, and the reason given there).
+    transcription: Option<LiveTranscription>,
+    stopped: Option<Instant>,
 }
 
 impl Driven for Recorder {
@@ -52,7 +70,7 @@ impl Driven for Recorder {
     type Refused = Refused;
     const NOT_RECORDING: Refused = Refused::NotRecording;
     type Captured = CaptureEnd;
-    type Session = ();
+    type Session = Session;
     type Error = RecorderError;
 
     fn driver(&self) -> &Driver<Self> {
@@ -81,9 +99,15 @@ impl Driven for Recorder {
             }
             Effect::Finalize { id } => {
                 let thread = live.stop_capture();
+                let transcription = live.session.as_mut().and_then(|s| {
+                    s.stopped = Some(Instant::now());
+                    s.transcription.take()
+                });
+                self.events
+                    .publish_session("recorder.stopped", &id, json!({}));
                 self.store.set_recorder_status(&id, "finalizing")?;
                 if let Some(thread) = thread {
-                    tokio::spawn(self.clone().finalize(id, thread));
+                    tokio::spawn(self.clone().finalize(id, thread, transcription));
                 }
                 return Ok(());
             }
@@ -93,6 +117,15 @@ impl Driven for Recorder {
                 text,
             } => {
                 tracing::info!(%id, file = %output_file.display(), "recording completed");
+                let stopped = live.session.as_ref().and_then(|s| s.stopped);
+                let to_text = stopped.map_or(0, |s| s.elapsed().as_millis() as u64);
+                let fields = json!({
+                    "text": text.clone().unwrap_or_default(),
+                    "output_file": output_file,
+                    "stop_to_text_ms": to_text,
+                });
+                self.events
+                    .publish_session("recorder.completed", &id, fields);
                 let end = RecorderEnd {
                     status: "completed",
                     output_file: Some(output_file),
@@ -107,6 +140,12 @@ impl Driven for Recorder {
                 output_file,
             } => {
                 tracing::warn!(%id, "recording failed: {error}");
+                live.stop_capture();
+                if let Some(running) = live.session.as_mut().and_then(|s| s.transcription.take()) {
+                    running.abort();
+                }
+                self.events
+                    .publish_session("recorder.failed", &id, json!({ "error": error }));
                 let end = RecorderEnd {
                     status: "failed",
                     output_file,
@@ -136,7 +175,13 @@ impl Recorder {
             data_root,
             transcriber,
             driver: Driver::new(State::Idle),
+            events: EventHub::default(),
         }
+    }
+
+    /// The sessions' live events (see the contract's third wave).
+    pub fn events(&self) -> &EventHub {
+        &self.events
     }
 
     /// Whether a session is capturing (`GET /v1/recorder/status`).
@@ -165,14 +210,65 @@ impl Recorder {
             opening.open_session(id, sources)
         })
         .await?;
+        let (listener, transcription) = match self.live_transcription(id).await {
+            Some((listener, transcription)) => (Some(listener), Some(transcription)),
+            None => (None, None),
+        };
         let post = session::poster(self);
         let on_failure = move |reason| post(Event::DeviceLost { reason });
         let capture = Capture::spawn(format!("recorder-{id}"), move |stop| {
-            capture(feeds, sink, stereo, stop, on_failure)
-        })?;
-        live.begin(next, capture, ());
+            capture(feeds, sink, stereo, listener, stop, on_failure)
+        });
+        let capture = match capture {
+            Ok(capture) => capture,
+            Err(err) => {
+                if let Some(running) = transcription {
+                    running.abort();
+                }
+                return Err(err.into());
+            }
+        };
+        let session = Session {
+            transcription,
+            stopped: None,
+        };
+        live.begin(next, capture, session);
+        self.events
+            .publish_session("recorder.started", &id, json!({}));
         tracing::info!(%id, mic = sources.mic, system_audio = sources.system_audio, "recording started");
         Ok(id)
+    }
+
+    /// A transcription of session `id` that hears the mix as it is recorded, when transcription
+    /// is on and a model can transcribe now; otherwise the file is transcribed at the end (or
+    /// not at all), as before.
+    async fn live_transcription(
+        self: &Arc<Self>,
+        id: Uuid,
+    ) -> Option<(Listener, LiveTranscription)> {
+        let store = self.store.clone();
+        let enabled = session::blocking("reading the preferences stopped", move || {
+            Ok::<_, RecorderError>(store.pref_bool(&preferences::RECORDER_TRANSCRIPTION_ENABLED)?)
+        })
+        .await
+        .unwrap_or(true);
+        if !enabled {
+            return None;
+        }
+        let planned = self
+            .transcriber
+            .plan(TranscribeOptions::default(), false, Origin::Recorder)
+            .await
+            .inspect_err(
+                |err| tracing::info!(%id, "the recording is transcribed at its end: {err}"),
+            )
+            .ok()?;
+        let (blocks, heard) = std::sync::mpsc::channel();
+        let reporting = self.clone();
+        let on_progress: ProgressSink =
+            Box::new(move |progress| reporting.events.publish_progress("recorder", &id, progress));
+        let running = planned.run_streaming(Audio::Live(heard), Some(on_progress));
+        Some((Listener::new(blocks), tokio::spawn(running)))
     }
 
     /// Stops the active session and begins finalizing it; returns its id.
@@ -236,15 +332,47 @@ impl Recorder {
         Ok((feeds, sink, stereo))
     }
 
-    /// Waits for the capture thread, completes the file and transcribes it when enabled.
-    async fn finalize(self: Arc<Self>, id: Uuid, thread: JoinHandle<CaptureEnd>) {
-        let result = self.finish_recording(thread).await;
+    /// Waits for the capture thread, completes the file and takes the text of the live
+    /// transcription (or transcribes the file) when enabled.
+    async fn finalize(
+        self: Arc<Self>,
+        id: Uuid,
+        thread: JoinHandle<CaptureEnd>,
+        transcription: Option<LiveTranscription>,
+    ) {
+        let result = self.finish_recording(thread, transcription).await;
+        match &result {
+            Ok(Finalized {
+                text,
+                transcription_error: None,
+                ..
+            }) => {
+                let transcript = text.clone().unwrap_or_default();
+                self.events
+                    .publish_item("completed", &id, json!({ "transcript": transcript }));
+            }
+            Ok(Finalized {
+                transcription_error: Some(message),
+                ..
+            }) => {
+                let error = json!({"type": "transcription_error", "message": message});
+                self.events
+                    .publish_item("failed", &id, json!({ "error": error }));
+            }
+            Err(_) => {}
+        }
         if let Err(err) = session::handle(&self, Event::FinalizationEnded(result)).await {
             tracing::error!(%id, "could not record the end of the recording: {err}");
         }
     }
 
-    async fn finish_recording(&self, thread: JoinHandle<CaptureEnd>) -> Result<Finalized, String> {
+    async fn finish_recording(
+        &self,
+        thread: JoinHandle<CaptureEnd>,
+        transcription: Option<LiveTranscription>,
+    ) -> Result<Finalized, String> {
+        // The live transcription ends with the capture (its audio ends there), or is stopped.
+        let stop_live = AbortOnDrop(transcription);
         let ended = session::join(thread)
             .await
             .ok_or("The capture stopped unexpectedly; nothing could be saved.")?;
@@ -267,7 +395,17 @@ impl Recorder {
         .map_or(true, |read| read.unwrap_or(true));
         // Nothing to transcribe in a recording stopped at once (or cut short by a fault).
         if enabled && seconds >= 0.1 && ended.failure.is_none() {
-            match transcribe(&self.transcriber, &done.output_file).await {
+            let transcribed = match stop_live.take() {
+                Some(live) => live
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(TranscribeError::internal("the transcription stopped", e))
+                    })
+                    .map(|transcript| transcript.text)
+                    .map_err(|err| err.public_message()),
+                None => transcribe(&self.transcriber, &done.output_file).await,
+            };
+            match transcribed {
                 Ok(text) => done.text = Some(text),
                 Err(err) => {
                     done.transcription_error = Some(format!(
@@ -277,6 +415,24 @@ impl Recorder {
             }
         }
         Ok(done)
+    }
+}
+
+/// A live transcription that is stopped unless taken (a recording that failed, or was too short
+/// to transcribe).
+struct AbortOnDrop(Option<LiveTranscription>);
+
+impl AbortOnDrop {
+    fn take(mut self) -> Option<LiveTranscription> {
+        self.0.take()
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(running) = self.0.take() {
+            running.abort();
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::super::output::{non_empty, print_answer, print_lines};
 use super::super::{CliError, Client, Globals};
+use super::live_text::watch;
 use super::sessions::{ensure_completed, read_session, stop};
 use crate::wire::format_uuid;
 use crate::wire::sessions::{DictationSession, DictationStarted, DictationStatus, StartDictation};
@@ -60,10 +61,12 @@ pub fn run(globals: &Globals, command: DictationCommand) -> Result<(), CliError>
         DictationCommand::Start { workflow, follow } => {
             let id = start(globals, &client, workflow)?;
             if follow {
-                watch(globals, &client, Some(Some(id)))?;
+                watch(globals, &client, "dictation", Some(Some(id)))?;
             }
         }
-        DictationCommand::Watch { once } => watch(globals, &client, once.then_some(None))?,
+        DictationCommand::Watch { once } => {
+            watch(globals, &client, "dictation", once.then_some(None))?
+        }
         DictationCommand::Stop => stop(globals, &client, STOP, "transcribed")?,
         DictationCommand::Toggle { workflow } => toggle(globals, &client, workflow)?,
         DictationCommand::Retry { id } => retry(globals, &client, &id)?,
@@ -172,118 +175,6 @@ fn start(globals: &Globals, client: &Client, workflow: Option<String>) -> Result
     Ok(format_uuid(&answer.id))
 }
 
-/// Follows `GET /v1/dictation/events`: prints each committed piece of text as it comes and ends
-/// the line when a dictation ends (a failure goes to standard error); on a terminal, the
-/// provisional text of what is being said follows it, dimmed, replaced as it changes. With
-/// `--json`, every event as a line. `until`: None follows for good; `Some(None)` ends after the
-/// first dictation that ends; `Some(Some(id))` after that session ends.
-fn watch(
-    globals: &Globals,
-    client: &Client,
-    until: Option<Option<String>>,
-) -> Result<(), CliError> {
-    use std::io::{IsTerminal, Write};
-    let mut out = std::io::stdout();
-    let terminal = out.is_terminal() && std::env::var("TERM").is_ok_and(|t| t != "dumb");
-    let mut text = WatchedText::new(terminal);
-    client.get_events("/v1/dictation/events", |name, data| {
-        let event: serde_json::Value = serde_json::from_str(data).map_err(CliError::local)?;
-        let id = event["id"].as_str().unwrap_or_default();
-        let ours = match &until {
-            Some(Some(wanted)) => wanted.eq_ignore_ascii_case(id),
-            _ => true,
-        };
-        if !ours {
-            return Ok(true);
-        }
-        let ended = matches!(name, "dictation.completed" | "dictation.failed");
-        if globals.json {
-            writeln!(out, "{data}").map_err(CliError::local)?;
-        } else {
-            text.show(name, &event, &mut out).map_err(CliError::local)?;
-            if name == "dictation.failed" {
-                let error = event["error"].as_str().unwrap_or_default();
-                eprintln!("Dictation {id} failed: {error}");
-            }
-        }
-        out.flush().map_err(CliError::local)?;
-        Ok(!(ended && until.is_some()))
-    })
-}
-
-/// The text `dictation watch` prints: committed pieces on one line per dictation and, on a
-/// terminal, the provisional tail after them (dimmed; the cursor is saved before it and
-/// restored to replace it).
-struct WatchedText {
-    terminal: bool,
-    /// Text of the current dictation has been printed on this line.
-    line_open: bool,
-    /// A provisional tail is on screen after the saved cursor position.
-    tentative_shown: bool,
-}
-
-/// Saves the cursor; restores it and erases to the end of the screen; dim; plain.
-const SAVE: &str = "\x1b7";
-const RESTORE_ERASE: &str = "\x1b8\x1b[J";
-const DIM: &str = "\x1b[2m";
-const PLAIN: &str = "\x1b[0m";
-
-impl WatchedText {
-    fn new(terminal: bool) -> WatchedText {
-        WatchedText {
-            terminal,
-            line_open: false,
-            tentative_shown: false,
-        }
-    }
-
-    /// Prints what the event `name` changes.
-    fn show(
-        &mut self,
-        name: &str,
-        event: &serde_json::Value,
-        out: &mut impl std::io::Write,
-    ) -> std::io::Result<()> {
-        match name {
-            "conversation.item.input_audio_transcription.delta" => {
-                self.erase_tentative(out)?;
-                let delta = event["delta"].as_str().unwrap_or_default();
-                write!(out, "{}{delta}", self.separator())?;
-                self.line_open = true;
-            }
-            "dictation.tentative" if self.terminal => {
-                self.erase_tentative(out)?;
-                let tentative = event["text"].as_str().unwrap_or_default().trim();
-                if !tentative.is_empty() {
-                    let separator = self.separator();
-                    write!(out, "{SAVE}{separator}{DIM}{tentative}{PLAIN}")?;
-                    self.tentative_shown = true;
-                }
-            }
-            "dictation.completed" | "dictation.failed" => {
-                self.erase_tentative(out)?;
-                if self.line_open {
-                    writeln!(out)?;
-                    self.line_open = false;
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    fn separator(&self) -> &'static str {
-        if self.line_open { " " } else { "" }
-    }
-
-    fn erase_tentative(&mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        if std::mem::take(&mut self.tentative_shown) {
-            write!(out, "{RESTORE_ERASE}")?;
-        }
-        Ok(())
-    }
-}
-
 /// Starts when idle (or after a failed session), stops when recording. A start or stop that
 /// loses a race (409: another client, or a hotkey, changed the state between the status read
 /// and the request) is fine when the state is now what the toggle asked for; the command then
@@ -323,73 +214,5 @@ fn toggle(globals: &Globals, client: &Client, workflow: Option<String>) -> Resul
             Ok(())
         }
         other => other,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn shown(terminal: bool, events: &[(&str, serde_json::Value)]) -> String {
-        let mut text = WatchedText::new(terminal);
-        let mut out = Vec::new();
-        for (name, event) in events {
-            text.show(name, event, &mut out).unwrap();
-        }
-        String::from_utf8(out).unwrap()
-    }
-
-    fn dictation() -> Vec<(&'static str, serde_json::Value)> {
-        let delta = "conversation.item.input_audio_transcription.delta";
-        vec![
-            ("dictation.tentative", json!({"text": "The come"})),
-            ("dictation.tentative", json!({"text": "The company was"})),
-            (delta, json!({"delta": "The company was founded."})),
-            ("dictation.tentative", json!({"text": "Go some"})),
-            (delta, json!({"delta": "Go somewhere."})),
-            (
-                "dictation.completed",
-                json!({"text": "The company was founded. Go somewhere."}),
-            ),
-        ]
-    }
-
-    #[test]
-    fn a_terminal_sees_the_provisional_tail_dimmed_and_replaced() {
-        let printed = shown(true, &dictation());
-        assert_eq!(
-            printed,
-            format!(
-                "{SAVE}{DIM}The come{PLAIN}{RESTORE_ERASE}{SAVE}{DIM}The company was{PLAIN}\
-                 {RESTORE_ERASE}The company was founded.{SAVE} {DIM}Go some{PLAIN}\
-                 {RESTORE_ERASE} Go somewhere.\n"
-            )
-        );
-    }
-
-    #[test]
-    fn a_pipe_gets_only_committed_text_one_line_per_dictation() {
-        let mut events = dictation();
-        events.extend(dictation());
-        assert_eq!(
-            shown(false, &events),
-            "The company was founded. Go somewhere.\nThe company was founded. Go somewhere.\n"
-        );
-    }
-
-    #[test]
-    fn a_failure_erases_the_provisional_tail_and_ends_the_line() {
-        let events = [
-            ("dictation.tentative", json!({"text": "Hel"})),
-            (
-                "dictation.failed",
-                json!({"error": "the microphone was lost"}),
-            ),
-        ];
-        assert_eq!(
-            shown(true, &events),
-            format!("{SAVE}{DIM}Hel{PLAIN}{RESTORE_ERASE}")
-        );
     }
 }
