@@ -11,7 +11,7 @@ use super::queue::{Queue, Slot};
 use super::readable::readable;
 use super::residency::{Residency, SWEEP_INTERVAL, Unloaded};
 use super::resolve::{Engines, Resolved, check, language_choice};
-use super::speech::{EngineCall, EngineSink, Listened, Listener, LiveSlots};
+use super::speech::{EngineCall, EngineSink, HeldSlot, Listened, Listener, LiveSlots};
 use super::{
     Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
@@ -350,6 +350,7 @@ impl Planned {
             words: self.options.wants_words(),
             cancel: cancel.clone(),
             live: None,
+            held: None,
         };
         let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
         let on_segments = on_segments.map(|mut sink| {
@@ -394,12 +395,19 @@ impl Planned {
         let engine_id = self.resolved.engine.id();
         let residency = self.transcriber.residency.clone();
         let model_id = self.resolved.offer.spec.id;
+        let queue = self.transcriber.queue.clone();
+        let runtime = tokio::runtime::Handle::current();
         blocking("the engine stopped", move || {
-            let (_slot, live) = match slots {
+            let (held, live) = match slots {
                 Slots::Held(slot) => (Some(slot), None),
                 Slots::PerChunk(live) => (None, Some(live)),
             };
-            let call = EngineCall { live, ..call };
+            let held = held.map(|slot| HeldSlot {
+                slot: Some(slot),
+                queue: queue.clone(),
+                runtime: runtime.clone(),
+            });
+            let call = EngineCall { live, held, ..call };
             let _in_use = residency.begin(engine_id, model_id);
             let started = Instant::now();
             let mut listener = Listener::new(call, on_segments);
@@ -559,6 +567,27 @@ pub(crate) mod testing {
             self.entered
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let _ = self.release.lock().unwrap().recv();
+            Ok(EngineOutput::default())
+        }
+    }
+
+    /// An engine that takes `pause` for each call and notes in `log` the prompt it was given.
+    pub struct Paced {
+        pub log: Arc<Mutex<Vec<String>>>,
+        pub pause: std::time::Duration,
+    }
+
+    impl Engine for Paced {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            Gate::offers(&["tiny.en"])
+        }
+        fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            std::thread::sleep(self.pause);
+            let prompt = r.initial_prompt.clone().unwrap_or_default();
+            self.log.lock().unwrap().push(prompt);
             Ok(EngineOutput::default())
         }
     }
@@ -829,6 +858,50 @@ mod tests {
             .map(|s| f32::from(s.unwrap()) / 32768.0)
             .collect();
         crate::audio::resample::resample_to_16k(&samples, rate)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_live_chunk_waits_for_one_chunk_of_an_upload_at_most() {
+        use super::testing::Paced;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = Paced {
+            log: log.clone(),
+            pause: Duration::from_millis(150),
+        };
+        let (_dir, t) = transcriber(vec![Arc::new(engine)], 4);
+        let mut options = options("tiny.en");
+        options.vad = Some(false);
+        // An upload of 150 s: five or six chunks of at most 30 s.
+        let upload = t
+            .plan(options.clone(), false, Origin::Api)
+            .await
+            .ok()
+            .unwrap();
+        let upload = tokio::spawn(upload.run(Audio::Samples(vec![0.01; 16_000 * 150])));
+        while log.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // A dictation of 16 s meanwhile: two live chunks (at most 15 s each), told apart by
+        // their prompt.
+        let (blocks, heard) = std::sync::mpsc::channel();
+        blocks.send(vec![0.01; 16_000 * 16]).unwrap();
+        drop(blocks);
+        options.prompt = Some("live".into());
+        let live = t.plan(options, false, Origin::Api).await.ok().unwrap();
+        live.run(Audio::Live(heard)).await.unwrap();
+        upload.await.unwrap().unwrap();
+        let log = log.lock().unwrap().clone();
+        let live_at: Vec<usize> = log
+            .iter()
+            .enumerate()
+            .filter(|(_, prompt)| prompt.contains("live"))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(live_at.len(), 2, "{log:?}");
+        // The upload's first chunk ran when the dictation came; each live chunk then waited
+        // for one upload chunk at most.
+        assert!(live_at[0] <= 2, "{log:?}");
+        assert!(live_at[1] - live_at[0] <= 2, "{log:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

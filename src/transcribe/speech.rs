@@ -63,6 +63,33 @@ pub(super) struct EngineCall {
     pub cancel: Cancel,
     /// Live audio: where each chunk takes the engine.
     pub live: Option<LiveSlots>,
+    /// Other audio: the slot held for the whole transcription, let go between two chunks to
+    /// a live chunk waiting for the engine.
+    pub held: Option<HeldSlot>,
+}
+
+/// The slot a transcription of a file or upload holds from its first chunk to its last.
+pub(super) struct HeldSlot {
+    pub slot: Option<super::queue::Slot>,
+    pub queue: std::sync::Arc<super::queue::Queue>,
+    pub runtime: tokio::runtime::Handle,
+}
+
+impl HeldSlot {
+    /// Lets a live chunk that waits for the engine go first, then takes the engine back (ahead
+    /// of the requests in line): someone dictating waits for one chunk of an upload at most.
+    fn give_way(&mut self) -> Result<(), EngineError> {
+        if !self.queue.urgent_waiting() {
+            return Ok(());
+        }
+        self.slot = None;
+        let slot = self
+            .runtime
+            .block_on(self.queue.acquire_admitted())
+            .map_err(|e| EngineError::Failed(e.to_string()))?;
+        self.slot = Some(slot);
+        Ok(())
+    }
 }
 
 /// The queue a live transcription takes a slot from for each chunk, and the runtime it waits
@@ -366,6 +393,9 @@ impl Listener {
         samples: &[f32],
         chunks: Vec<Range<usize>>,
     ) -> Result<EngineOutput, EngineError> {
+        if let Some(held) = &mut self.call.held {
+            held.give_way()?;
+        }
         let _slot = match &self.call.live {
             Some(live) => Some(
                 live.runtime
