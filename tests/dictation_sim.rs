@@ -506,3 +506,19 @@ fn a_failed_dictation_is_an_event_with_its_reason() {
         "{failed}"
     );
 }
+
+#[test]
+fn with_live_insertion_the_text_goes_in_as_it_is_transcribed_and_only_once() {
+    let home = tempfile::tempdir().unwrap();
+    let set = common::verbatim(&home.path().join("data"))
+        .args(["config", "set", "dictationLiveInsertion", "true"])
+        .output()
+        .unwrap();
+    assert!(set.status.success(), "{set:?}");
+    let server = serve_scenario(home.path(), SCENARIO);
+    let (_, done) = dictate(server.discovery.port, None, 5.0);
+    assert_eq!(done["status"], "completed", "{done}");
+    // The replay engine hears the whole clip at the stop: one piece, inserted as it came, and
+    // nothing inserted again at the end.
+    assert_eq!(insertions(home.path()), [recorded_text("en-update")]);
+}

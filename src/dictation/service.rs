@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::context::{AppContext, AppContextSource};
 use super::insert::{self, Inserter, InserterChoice};
+use super::live_insert::LiveInsertion;
 use super::machine::{Effect, Event, Refused, State, apply};
 use super::rule_match::matching_rule;
 use super::transcript::{session_options, transcribe_and_save};
@@ -24,7 +25,8 @@ use crate::session::{self, Capture, Driven, Driver, Internal, Live};
 use crate::session_events::EventHub;
 use crate::store::{DictationSession, Profile, Store, StoreError, Workflow, preferences};
 use crate::transcribe::{
-    Audio, Dictated, Origin, Planned, ProgressSink, TranscribeError, Transcriber, Transcript,
+    Audio, Dictated, Origin, Planned, Progress, ProgressSink, TranscribeError, Transcriber,
+    Transcript,
 };
 
 /// How long one read of the microphone waits.
@@ -93,6 +95,9 @@ pub struct Session {
     pub(super) transcription: LiveTranscription,
     /// When the session stopped, and when its text was ready.
     pub(super) clock: Arc<std::sync::Mutex<Clock>>,
+    /// With `dictationLiveInsertion`: the pieces inserted as they are transcribed; taken once,
+    /// when the insertion is due.
+    live_insertion: Arc<std::sync::Mutex<Option<LiveInsertion>>>,
 }
 
 /// The moments a session's figures are measured from.
@@ -175,7 +180,11 @@ impl Driven for Dictation {
                 self.store.set_dictation_status(&id, "inserting", None)?;
             }
             Effect::Insert { id, text } => {
-                tokio::spawn(self.clone().insert(id, text));
+                let inserted_live = live
+                    .session
+                    .as_ref()
+                    .and_then(|s| lock(&s.live_insertion).take());
+                tokio::spawn(self.clone().insert(id, text, inserted_live));
             }
             Effect::Completed { id } => {
                 tracing::info!(%id, "dictation completed");
@@ -286,7 +295,14 @@ impl Dictation {
             capture(feed, stop, max_samples, post, heard)
         })?;
         let reporting = self.clone();
+        let mut pieces = lock(&session.live_insertion)
+            .as_ref()
+            .map(LiveInsertion::pieces);
         let on_progress: ProgressSink = Box::new(move |progress| {
+            if let (Progress::Segments(timed), Some(pieces)) = (progress, &mut pieces) {
+                let texts: Vec<&str> = timed.iter().map(|t| t.text.trim()).collect();
+                pieces.send(&texts.join(" "));
+            }
             reporting
                 .events
                 .publish_progress("dictation", &id, progress)
@@ -390,6 +406,16 @@ impl Dictation {
         model: &'static str,
     ) -> Result<(Feed, Session, usize), DictationError> {
         let max_seconds = self.store.pref_int(&preferences::MAX_DICTATION_SECONDS)?;
+        let live_insertion = if self
+            .store
+            .pref_bool(&preferences::DICTATION_LIVE_INSERTION)?
+        {
+            let started = LiveInsertion::start(self.inserter())
+                .map_err(|e| Internal::new("starting the live insertion", e))?;
+            Some(started)
+        } else {
+            None
+        };
         let stream = self.microphone.open()?;
         let session = Session {
             started_at: Utc::now(),
@@ -397,6 +423,7 @@ impl Dictation {
             model,
             transcription: LiveTranscription::default(),
             clock: Arc::default(),
+            live_insertion: Arc::new(std::sync::Mutex::new(live_insertion)),
         };
         self.store.insert_dictation_session(&DictationSession {
             id,
@@ -434,14 +461,16 @@ impl Dictation {
         }
     }
 
-    /// Inserts the text on a blocking thread and reports how it went.
-    async fn insert(self: Arc<Self>, id: Uuid, text: String) {
+    /// Inserts the text on a blocking thread and reports how it went; with a live insertion,
+    /// waits for its last piece instead (the text went in as it was transcribed).
+    async fn insert(self: Arc<Self>, id: Uuid, text: String, inserted_live: Option<LiveInsertion>) {
         let inserting = self.clone();
-        let result = tokio::task::spawn_blocking(move || {
-            inserting
+        let result = tokio::task::spawn_blocking(move || match inserted_live {
+            Some(live) => live.finish().map(drop),
+            None => inserting
                 .inserter()
                 .insert(&text)
-                .map_err(|e| e.to_string())
+                .map_err(|e| e.to_string()),
         })
         .await
         .unwrap_or_else(|_| Err("The text insertion stopped unexpectedly".into()));

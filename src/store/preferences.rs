@@ -132,7 +132,7 @@ preferences! {
     RECORDER_SYSTEM_AUDIO_ENABLED: "recorderSystemAudioEnabled", Bool(false),
         "The Recorder captures system audio (what the speakers play) when a start does not say";
     RECORDER_TRANSCRIPTION_ENABLED: "recorderTranscriptionEnabled", Bool(true),
-        "Transcribe each finished recording (the session's text)";
+        "Transcribe each recording while it records (the session's text)";
     RECORDER_STEREO: "recorderStereo", Bool(false),
         "Record microphone left and system audio right instead of one mono mix";
     RECORDINGS_FOLDER: "recordingsFolder", Text(""),
@@ -144,6 +144,9 @@ preferences! {
         "Where dictated text goes: none, clipboard or type (keystrokes into the focused window)";
     MAX_DICTATION_SECONDS: "maxDictationSeconds", Int { default: 300, min: 5, max: 3600 },
         "A dictation still recording after this many seconds stops by itself";
+    DICTATION_LIVE_INSERTION: "dictationLiveInsertion", Bool(false),
+        "Insert each piece of a dictation as soon as it is transcribed, while the person goes on \
+         speaking (never taking text back); off: the whole text once, after the stop";
 }
 
 /// Preferences that belong to this machine and never travel in a settings backup: the API
