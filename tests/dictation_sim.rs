@@ -461,8 +461,19 @@ fn every_listener_follows_a_dictation_from_start_to_completion() {
             (begun["id"].as_str(), begun["model"].as_str()),
             (Some(id), Some("tiny.en"))
         );
-        let stopped = common::next_event(events, "dictation.stopped", within);
-        assert_eq!(stopped["id"], id);
+        // The clip is followed by silence: it is committed and its text comes while the
+        // microphone still records, as with a real engine.
+        let speech = common::next_event(events, "input_audio_buffer.speech_started", within);
+        assert_eq!(
+            (speech["id"].as_str(), speech["item_id"].as_str()),
+            (Some(id), Some(id))
+        );
+        let stopped = common::next_event(events, "input_audio_buffer.speech_stopped", within);
+        assert!(
+            stopped["audio_end_ms"].as_u64() > speech["audio_start_ms"].as_u64(),
+            "{speech} {stopped}"
+        );
+        common::next_event(events, "input_audio_buffer.committed", within);
         let delta = common::next_event(
             events,
             "conversation.item.input_audio_transcription.delta",
@@ -472,7 +483,9 @@ fn every_listener_follows_a_dictation_from_start_to_completion() {
             (delta["id"].as_str(), delta["item_id"].as_str()),
             (Some(id), Some(id))
         );
-        assert!(!delta["delta"].as_str().unwrap().is_empty(), "{delta}");
+        assert_eq!(delta["delta"], expected.as_str());
+        let stopped = common::next_event(events, "dictation.stopped", within);
+        assert_eq!(stopped["id"], id);
         let heard = common::next_event(
             events,
             "conversation.item.input_audio_transcription.completed",
@@ -516,9 +529,26 @@ fn with_live_insertion_the_text_goes_in_as_it_is_transcribed_and_only_once() {
         .unwrap();
     assert!(set.status.success(), "{set:?}");
     let server = serve_scenario(home.path(), SCENARIO);
-    let (_, done) = dictate(server.discovery.port, None, 5.0);
+    let port = server.discovery.port;
+    let (code, started) = http_json(port, "POST", "/v1/dictation/start", None);
+    assert_eq!(code, 200, "{started}");
+    // The sentence, then a pause: it is inserted while the microphone still records.
+    let expected = recorded_text("en-update");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while insertions(home.path()).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing inserted while recording"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, status) = http_json(port, "GET", "/v1/dictation/status", None);
+    assert_eq!(status["state"], "recording", "{status}");
+    let (code, _) = http_json(port, "POST", "/v1/dictation/stop", None);
+    assert_eq!(code, 200);
+    let id = started["id"].as_str().unwrap();
+    let done = poll_until_done(port, &result_path(id), Duration::from_secs(20));
     assert_eq!(done["status"], "completed", "{done}");
-    // The replay engine hears the whole clip at the stop: one piece, inserted as it came, and
-    // nothing inserted again at the end.
-    assert_eq!(insertions(home.path()), [recorded_text("en-update")]);
+    // Nothing inserted again at the end.
+    assert_eq!(insertions(home.path()), [expected]);
 }

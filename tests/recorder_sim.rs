@@ -326,7 +326,8 @@ fn every_listener_follows_a_recording_from_start_to_its_text() {
     let home = tempfile::tempdir().unwrap();
     let server = serve_scenario(home.path(), SCENARIO);
     let events = common::sse_follow(port(&server), "/v1/recorder/events");
-    let session = record_for(&server, "?mic=1&system_audio=0", 4.5);
+    // The sentence (3.5 s) and a pause: its text comes while it records.
+    let session = record_for(&server, "?mic=1&system_audio=0", 6.0);
     assert_eq!(session["status"], "completed", "{session}");
     let id = session["id"].as_str().unwrap();
     let within = Duration::from_secs(20);
@@ -336,7 +337,7 @@ fn every_listener_follows_a_recording_from_start_to_its_text() {
         event
     };
     next("recorder.started");
-    // The sentence is found, committed at its pause, and its text comes with the stop.
+    // The sentence is found, committed at its pause, and its text comes before the stop.
     let speech = next("input_audio_buffer.speech_started");
     assert_eq!(speech["item_id"], id);
     let stopped = next("input_audio_buffer.speech_stopped");
@@ -344,10 +345,10 @@ fn every_listener_follows_a_recording_from_start_to_its_text() {
         stopped["audio_end_ms"].as_u64().unwrap() - speech["audio_start_ms"].as_u64().unwrap();
     assert!((3_000..5_000).contains(&spoke), "{speech} {stopped}");
     next("input_audio_buffer.committed");
-    next("recorder.stopped");
     let expected = recorded_text("en-founded");
     let delta = next("conversation.item.input_audio_transcription.delta");
     assert_eq!(delta["delta"], expected.as_str());
+    next("recorder.stopped");
     let heard = next("conversation.item.input_audio_transcription.completed");
     assert_eq!(heard["transcript"], expected.as_str());
     let done = next("recorder.completed");

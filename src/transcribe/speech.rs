@@ -3,7 +3,9 @@
 //! chunks of the whole audio), and each chunk goes to the engine as soon as it is settled, its
 //! segments handed on at once. Only the audio a chunk still needs is kept, so memory does not
 //! grow with the audio's length. Audio without speech never reaches the engine. An engine that
-//! hears whole clips (the replay engine) gets the whole audio and its chunks in one call.
+//! hears whole clips (the replay engine) gets the whole audio and its chunks in one call; on live
+//! audio, at each chunk, the audio since what it last recognised (so clips come out at the
+//! pauses, as real engines' chunks do).
 //! Live audio (see [`LiveSlots`]) is cut at short pauses and each chunk takes the engine for
 //! itself. A live chunk's prompt is the request's alone: carrying the text heard so far made
 //! tiny.en say the prompt's last sentence again (`scripts/bench-dictation`: 33.9 % word errors
@@ -126,6 +128,10 @@ pub(super) struct Listener {
     announced: Option<usize>,
     /// Live audio: the open chunk is not heard provisionally before this.
     next_provisional: Instant,
+    /// Live audio on an engine that hears whole clips: the audio before this sample is
+    /// recognised, and the time the engine reported for it.
+    whole_heard: usize,
+    whole_time: f64,
 }
 
 impl Listener {
@@ -148,6 +154,8 @@ impl Listener {
             engine: Duration::ZERO,
             announced: None,
             next_provisional: Instant::now(),
+            whole_heard: 0,
+            whole_time: 0.0,
         }
     }
 
@@ -290,7 +298,7 @@ impl Listener {
         }
         let output = match (self.failed.take(), self.whole.take()) {
             (Some(failed), _) => Err(failed),
-            (None, Some((whole, chunks))) => self.transcribe_whole(&whole, chunks),
+            (None, Some((whole, chunks))) => self.transcribe_rest_whole(&whole, chunks),
             (None, None) if self.texts.is_empty() && self.segments.is_empty() => {
                 Ok(self.nothing_heard())
             }
@@ -314,7 +322,7 @@ impl Listener {
     fn transcribe(&mut self, chunk: SpeechChunk) -> bool {
         if let Some((_, chunks)) = &mut self.whole {
             chunks.push(chunk.range());
-            return true;
+            return self.call.live.is_none() || self.hear_whole_so_far();
         }
         if self.call.cancel.is_cancelled() {
             self.failed = Some(EngineError::Cancelled);
@@ -360,6 +368,77 @@ impl Listener {
         }
         self.segments.extend(segments);
         true
+    }
+
+    /// Live audio on an engine that hears whole clips: hears the audio from the end of what it
+    /// last recognised to the end of the chunk just settled; what it recognises is settled (a
+    /// clip cut by a pause of its own is recognised with its next chunk). False once it failed.
+    fn hear_whole_so_far(&mut self) -> bool {
+        let Some((whole, chunks)) = &self.whole else {
+            return true;
+        };
+        let from = self.whole_heard;
+        let to = chunks.last().map_or(from, |c| c.end).min(whole.len());
+        let samples = whole[from..to].to_vec();
+        let pending = since(chunks, from);
+        let output = match self.call_engine(&samples, pending) {
+            Ok(output) if !output.text.trim().is_empty() => output,
+            Ok(_) => return true,
+            Err(err) => {
+                self.failed = Some(err);
+                return false;
+            }
+        };
+        self.whole_heard = to;
+        self.settle_whole(output, from);
+        true
+    }
+
+    /// Takes what an engine that hears whole clips recognised in the audio from sample `from`.
+    fn settle_whole(&mut self, output: EngineOutput, from: usize) {
+        let offset = from as f64 / SAMPLE_RATE;
+        let segments: Vec<Segment> = output
+            .segments
+            .into_iter()
+            .map(|s| s.shifted(offset))
+            .collect();
+        if self.language.is_none() {
+            self.language = output.language;
+        }
+        self.whole_time += output.processing_time.unwrap_or(0.0);
+        if let Some(sink) = &mut self.on_segments
+            && !segments.is_empty()
+        {
+            sink(Listened::Segments(&segments, self.language.as_deref()));
+        }
+        if !output.text.trim().is_empty() {
+            self.texts.push(output.text.trim().to_string());
+        }
+        self.segments.extend(segments);
+    }
+
+    /// The end of the audio for an engine that hears whole clips: one call with what it has not
+    /// recognised yet (all of it, but for live audio), joined to what it recognised before.
+    fn transcribe_rest_whole(
+        &mut self,
+        whole: &[f32],
+        chunks: Vec<Range<usize>>,
+    ) -> Result<EngineOutput, EngineError> {
+        let from = self.whole_heard.min(whole.len());
+        if from == 0 {
+            return self.transcribe_whole(whole, chunks);
+        }
+        let rest = since(&chunks, from);
+        if !rest.is_empty() {
+            let output = self.call_engine(&whole[from..], rest)?;
+            self.settle_whole(output, from);
+        }
+        Ok(EngineOutput {
+            text: self.texts.join(" "),
+            language: self.language.take(),
+            segments: std::mem::take(&mut self.segments),
+            processing_time: Some(self.whole_time),
+        })
     }
 
     /// One call with the whole audio and its chunks, for an engine that hears whole clips.
@@ -444,6 +523,15 @@ impl Listener {
             ..EngineOutput::default()
         }
     }
+}
+
+/// The chunks from sample `from` on, timed from there.
+fn since(chunks: &[Range<usize>], from: usize) -> Vec<Range<usize>> {
+    chunks
+        .iter()
+        .filter(|c| c.start >= from)
+        .map(|c| c.start - from..c.end - from)
+        .collect()
 }
 
 /// The decoder feeds the listener as it goes; a failed engine stops the decode.
