@@ -51,7 +51,8 @@ fn proxy(upstream: u16, fault: Fault) -> u16 {
 }
 
 /// One connection: the request head (its Host mapped to the server), the rest piped as it
-/// comes, and the whole answer (the kit always says `Connection: close`), maybe rewritten.
+/// comes, and the whole answer (the kit always says `Connection: close`), maybe rewritten; an
+/// event stream's answer is piped as it comes.
 fn relay(mut client: TcpStream, own: u16, upstream: u16, fault: Fault) -> std::io::Result<()> {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
@@ -69,6 +70,16 @@ fn relay(mut client: TcpStream, own: u16, upstream: u16, fault: Fault) -> std::i
     std::thread::spawn(move || {
         let _ = std::io::copy(&mut from_client, &mut to_server);
     });
+    // A live event stream never ends: it is piped through as it comes, unchanged.
+    let request_line = head.lines().next().unwrap_or_default();
+    if request_line
+        .split(' ')
+        .nth(1)
+        .is_some_and(|p| p.ends_with("/events"))
+    {
+        std::io::copy(&mut server, &mut client)?;
+        return client.shutdown(std::net::Shutdown::Both);
+    }
     let mut answer = Vec::new();
     let _ = server.read_to_end(&mut answer);
     let answer = rewrite(&head, answer, fault);

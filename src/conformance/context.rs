@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::events::EventStream;
+
 use super::http::{self, Request, Response, Target};
 use super::{Failure, Outcome, Step, skip};
 
@@ -47,6 +49,17 @@ impl Ctx {
             None => request,
         };
         self.send_anonymous(request)
+    }
+
+    /// Follows the live events at `path` with the token (see [`EventStream`]).
+    pub fn follow_events(&self, path: &str) -> Step<EventStream> {
+        let headers: Vec<(String, String)> = self
+            .token
+            .iter()
+            .map(|t| ("Authorization".to_string(), format!("Bearer {t}")))
+            .collect();
+        EventStream::follow(&self.target, path, &headers)
+            .or_else(|e| super::fail(format!("`GET {path}` streams events"), e))
     }
 
     /// Sends `request` exactly as built: no token added.

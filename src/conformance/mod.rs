@@ -6,6 +6,7 @@ mod audio;
 mod checks;
 mod context;
 mod curl;
+mod events;
 mod expect;
 pub mod http;
 pub mod report;

@@ -120,4 +120,14 @@ mod tests {
         assert!(checks.windows(2).all(|w| w[0].area <= w[1].area));
         assert!(checks.len() >= 120, "{} checks", checks.len());
     }
+
+    #[test]
+    fn the_guide_counts_them_right() {
+        let guide = include_str!("../../../docs/conformance.md");
+        let said = format!("`contract.md`: {} checks,", super::all().len());
+        assert!(
+            guide.contains(&said),
+            "docs/conformance.md should say {said}"
+        );
+    }
 }

@@ -48,6 +48,36 @@ fn finish(cx: &mut Ctx, id: &str) -> Step<(Exchange, Value)> {
 pub fn checks() -> Vec<Check> {
     vec![
         Check::new(
+            "recorder.events",
+            (
+                RECORDER,
+                "`GET /v1/recorder/events`: a session's events, each `{type, id, ...}` with the contract's fields, `recorder.started`, `.stopped`, then `.completed` or `.failed`",
+            ),
+            Needs::AUDIO,
+            |cx| {
+                idle(cx)?;
+                let mut events = cx.follow_events("/v1/recorder/events")?;
+                // The stream answers its head at once; give it a moment to be subscribed.
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let mut session_id = String::new();
+                recording(cx, |_, _, id| {
+                    session_id = id.to_string();
+                    std::thread::sleep(std::time::Duration::from_secs(3));
+                    Ok(())
+                })?;
+                let ends = ["recorder.completed", "recorder.failed"];
+                let seen = events.until(&session_id, &ends, std::time::Duration::from_secs(10));
+                crate::conformance::events::check_session("recorder", &session_id, seen).or_else(
+                    |wrong| {
+                        crate::conformance::fail(
+                            "the session's live events as the contract's third wave defines them",
+                            wrong,
+                        )
+                    },
+                )
+            },
+        ),
+        Check::new(
             "recorder.status",
             (RECORDER, "`GET /v1/recorder/status` → `{recording:bool}`"),
             Needs::ACCESS,
