@@ -25,8 +25,8 @@ use crate::session::{self, Capture, Driven, Driver, Internal, Live};
 use crate::session_events::EventHub;
 use crate::store::{DictationSession, Profile, Store, StoreError, Workflow, preferences};
 use crate::transcribe::{
-    Audio, Dictated, Origin, Planned, Progress, ProgressSink, TranscribeError, Transcriber,
-    Transcript,
+    Audio, Dictated, LiveAudio, Origin, Planned, Progress, ProgressSink, TranscribeError,
+    Transcriber, Transcript,
 };
 
 /// How long one read of the microphone waits.
@@ -291,8 +291,10 @@ impl Dictation {
             .await?;
         let post = session::poster(self);
         let (heard, blocks) = std::sync::mpsc::channel();
+        let audio = LiveAudio::new(blocks);
+        let stopping = audio.stopping.clone();
         let capture = Capture::spawn(format!("dictation-{id}"), move |stop| {
-            capture(feed, stop, max_samples, post, heard)
+            capture(feed, stop, max_samples, post, heard, stopping)
         })?;
         let reporting = self.clone();
         let mut pieces = lock(&session.live_insertion)
@@ -307,7 +309,7 @@ impl Dictation {
                 .events
                 .publish_progress("dictation", &id, progress)
         });
-        let running = planned.run_streaming(Audio::Live(blocks), Some(on_progress));
+        let running = planned.run_streaming(Audio::Live(audio), Some(on_progress));
         *lock(&session.transcription) = Some(tokio::spawn(running));
         let workflow = session.workflow.as_ref().map(|w| (w.id, w.name.clone()));
         live.begin(next, capture, session);
@@ -496,13 +498,16 @@ impl Dictation {
 
 /// Reads the microphone until stopped, the maximum length passes or the device is lost; hands
 /// each block read to `heard` (the live transcription) as it comes, and answers every sample.
+/// `stopping` is set as soon as the capture ends (no more provisional text).
 fn capture(
     mut feed: Feed,
     stop: &AtomicBool,
     max_samples: usize,
     post: impl Fn(Event),
     heard: std::sync::mpsc::Sender<Vec<f32>>,
+    stopping: crate::cancel::Cancel,
 ) -> Vec<f32> {
+    let _stopping = stopping.cancel_on_drop();
     let mut samples = Vec::new();
     // A transcription that stopped listening (its engine failed) reports through its result.
     let hand_on = |samples: &[f32], from: usize| {

@@ -32,15 +32,21 @@ pub struct Listener {
     resampler: StreamingResampler,
     blocks: std::sync::mpsc::Sender<Vec<f32>>,
     mono: Vec<f32>,
+    /// Set when the recording ends (no more provisional text).
+    stopping: crate::cancel::Cancel,
 }
 
 impl Listener {
-    /// Hands the mix to `blocks` as it is written.
-    pub fn new(blocks: std::sync::mpsc::Sender<Vec<f32>>) -> Listener {
+    /// Hands the mix to `blocks` as it is written; sets `stopping` when the recording ends.
+    pub fn new(
+        blocks: std::sync::mpsc::Sender<Vec<f32>>,
+        stopping: crate::cancel::Cancel,
+    ) -> Listener {
         Listener {
             resampler: StreamingResampler::new(RECORDING_RATE),
             blocks,
             mono: Vec::new(),
+            stopping,
         }
     }
 
@@ -66,6 +72,7 @@ impl Listener {
     /// The end of the recording: the rest of the audio, or, when the recording failed, an
     /// empty block, which abandons the transcription.
     fn finish(self, failed: bool) {
+        self.stopping.cancel();
         if failed {
             let _ = self.blocks.send(Vec::new());
             return;

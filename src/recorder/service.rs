@@ -20,7 +20,7 @@ use crate::session::{self, Capture, Driven, Driver, Internal, Live};
 use crate::session_events::EventHub;
 use crate::store::{RecorderEnd, RecorderSession, Store, StoreError, preferences};
 use crate::transcribe::{
-    Audio, Job, Origin, ProgressSink, TranscribeError, Transcriber, Transcript,
+    Audio, Job, LiveAudio, Origin, ProgressSink, TranscribeError, Transcriber, Transcript,
 };
 use crate::wire::transcription::TranscribeOptions;
 
@@ -264,11 +264,13 @@ impl Recorder {
             )
             .ok()?;
         let (blocks, heard) = std::sync::mpsc::channel();
+        let audio = LiveAudio::new(heard);
+        let listener = Listener::new(blocks, audio.stopping.clone());
         let reporting = self.clone();
         let on_progress: ProgressSink =
             Box::new(move |progress| reporting.events.publish_progress("recorder", &id, progress));
-        let running = planned.run_streaming(Audio::Live(heard), Some(on_progress));
-        Some((Listener::new(blocks), tokio::spawn(running)))
+        let running = planned.run_streaming(Audio::Live(audio), Some(on_progress));
+        Some((listener, tokio::spawn(running)))
     }
 
     /// Stops the active session and begins finalizing it; returns its id.

@@ -36,7 +36,25 @@ pub enum Audio {
     /// transcribed as soon as a short pause closes it (`audio::vad::Limits::LIVE`), taking the
     /// engine for that chunk alone. The audio ends
     /// once every sender is gone; an empty block abandons it (the transcription is cancelled).
-    Live(std::sync::mpsc::Receiver<Vec<f32>>),
+    Live(LiveAudio),
+}
+
+/// Audio captured now (see [`Audio::Live`]).
+pub struct LiveAudio {
+    pub blocks: std::sync::mpsc::Receiver<Vec<f32>>,
+    /// Set by the capture as it stops: a provisional pass still running is abandoned and none
+    /// starts again, so the last words are decoded at once.
+    pub stopping: crate::cancel::Cancel,
+}
+
+impl LiveAudio {
+    /// The audio `blocks` bring.
+    pub fn new(blocks: std::sync::mpsc::Receiver<Vec<f32>>) -> LiveAudio {
+        LiveAudio {
+            blocks,
+            stopping: crate::cancel::Cancel::new(),
+        }
+    }
 }
 
 /// Who asks for a transcription.

@@ -416,8 +416,9 @@ impl Planned {
                     listener.hear(&samples);
                     Ok(())
                 }
-                Audio::Live(blocks) => {
-                    hear_live(&blocks, &mut listener, &cancel);
+                Audio::Live(live) => {
+                    listener.stop_provisional_on(live.stopping);
+                    hear_live(&live.blocks, &mut listener, &cancel);
                     Ok(())
                 }
                 Audio::File { path, hint } => open_regular(&path)
@@ -750,6 +751,7 @@ mod tests {
 
     use super::testing::{gate, transcriber};
     use super::*;
+    use crate::transcribe::LiveAudio;
 
     fn options(model: &str) -> TranscribeOptions {
         TranscribeOptions {
@@ -888,7 +890,7 @@ mod tests {
         drop(blocks);
         options.prompt = Some("live".into());
         let live = t.plan(options, false, Origin::Api).await.ok().unwrap();
-        live.run(Audio::Live(heard)).await.unwrap();
+        live.run(Audio::Live(LiveAudio::new(heard))).await.unwrap();
         upload.await.unwrap().unwrap();
         let log = log.lock().unwrap().clone();
         let live_at: Vec<usize> = log
@@ -936,7 +938,7 @@ mod tests {
         options.vad = Some(true);
         let planned = t.plan(options, false, Origin::Api).await.ok().unwrap();
         let transcript = planned
-            .run_streaming(Audio::Live(heard), Some(on_progress))
+            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
             .await
             .unwrap();
         speaker.join().unwrap();

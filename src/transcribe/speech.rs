@@ -126,8 +126,10 @@ pub(super) struct Listener {
     engine: Duration,
     /// Live audio: where the open chunk whose start was reported starts (samples).
     announced: Option<usize>,
-    /// Live audio: the open chunk is not heard provisionally before this.
+    /// Live audio: the open chunk is not heard provisionally before this, nor once this is
+    /// cancelled (the capture stopped), which also abandons a pass under way.
     next_provisional: Instant,
+    provisional_stop: Option<Cancel>,
     /// Live audio on an engine that hears whole clips: the audio before this sample is
     /// recognised, and the time the engine reported for it.
     whole_heard: usize,
@@ -154,6 +156,7 @@ impl Listener {
             engine: Duration::ZERO,
             announced: None,
             next_provisional: Instant::now(),
+            provisional_stop: None,
             whole_heard: 0,
             whole_time: 0.0,
         }
@@ -231,14 +234,20 @@ impl Listener {
         }
     }
 
+    /// Live audio: provisional passes end when `stop` is cancelled (the capture stopped).
+    pub fn stop_provisional_on(&mut self, stop: Cancel) {
+        self.provisional_stop = Some(stop);
+    }
+
     /// Live audio, once every block captured so far is heard: hears the open chunk again for
     /// provisional text, when someone is speaking, the spacing since the last pass has passed
     /// and the engine is free (provisional text never makes anyone wait).
     pub fn provisional(&mut self) {
-        let Some(live) = &self.call.live else {
+        let (Some(live), Some(stop)) = (&self.call.live, &self.provisional_stop) else {
             return;
         };
         if self.whole.is_some()
+            || stop.is_cancelled()
             || self.failed.is_some()
             || self.on_segments.is_none()
             || !self.chunker.speaking()
@@ -258,7 +267,7 @@ impl Listener {
         };
         let started = Instant::now();
         let whole = std::iter::once(0..chunk.samples.len()).collect();
-        let heard = self.engine_call(&chunk.samples, whole);
+        let heard = self.engine_call(&chunk.samples, whole, stop);
         let took = started.elapsed();
         self.next_provisional = started + PROVISIONAL_EVERY.max(took * PROVISIONAL_SPACING);
         tracing::debug!(
@@ -484,16 +493,18 @@ impl Listener {
             None => None,
         };
         let started = Instant::now();
-        let output = self.engine_call(samples, chunks);
+        let output = self.engine_call(samples, chunks, &self.call.cancel);
         self.engine += started.elapsed();
         output
     }
 
-    /// The engine call on `chunks` of `samples`, with the request's settings.
+    /// The engine call on `chunks` of `samples`, with the request's settings, stopped early
+    /// by `cancel`.
     fn engine_call(
         &self,
         samples: &[f32],
         chunks: Vec<Range<usize>>,
+        cancel: &Cancel,
     ) -> Result<EngineOutput, EngineError> {
         self.call.engine.transcribe(
             self.call.model.id,
@@ -505,7 +516,7 @@ impl Listener {
                 task: self.call.task,
                 initial_prompt: self.call.initial_prompt.clone(),
                 words: self.call.words,
-                cancel: self.call.cancel.clone(),
+                cancel: cancel.clone(),
             },
         )
     }
