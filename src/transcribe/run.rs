@@ -686,7 +686,7 @@ pub(crate) mod testing {
     }
 
     impl Gate {
-        fn offers(models: &[&'static str]) -> Vec<ModelOffer> {
+        pub fn offers(models: &[&'static str]) -> Vec<ModelOffer> {
             models
                 .iter()
                 .map(|id| ModelOffer {
@@ -904,6 +904,83 @@ mod tests {
         // for one upload chunk at most.
         assert!(live_at[0] <= 2, "{log:?}");
         assert!(live_at[1] - live_at[0] <= 2, "{log:?}");
+    }
+
+    /// Its first call runs until its request is cancelled; the others hear "settled".
+    struct FirstStalls {
+        calls: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Engine for FirstStalls {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<crate::engine::ModelOffer> {
+            super::testing::Gate::offers(&["tiny.en"])
+        }
+        fn transcribe(
+            &self,
+            _: &str,
+            r: &crate::engine::EngineRequest<'_>,
+        ) -> Result<EngineOutput, crate::engine::EngineError> {
+            use std::sync::atomic::Ordering;
+            if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                while !r.cancel.is_cancelled() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                return Err(crate::engine::EngineError::Cancelled);
+            }
+            let seconds = r.samples.len() as f64 / 16_000.0;
+            Ok(EngineOutput {
+                text: "settled".into(),
+                language: Some("en".into()),
+                segments: vec![crate::engine::Segment::new(0.0, seconds, "settled")],
+                processing_time: None,
+            })
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_capture_stopping_abandons_a_provisional_pass_under_way() {
+        use std::sync::atomic::Ordering;
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let engine = FirstStalls {
+            calls: calls.clone(),
+        };
+        let (_dir, t) = transcriber(vec![Arc::new(engine)], 1);
+        let mut options = options("tiny.en");
+        options.vad = Some(true);
+        let planned = t.plan(options, false, Origin::Api).await.ok().unwrap();
+        let (blocks, heard) = std::sync::mpsc::channel();
+        let audio = LiveAudio::new(heard);
+        let stopping = audio.stopping.clone();
+        // A sentence is spoken at real time; the stop comes while a provisional pass of it runs
+        // (the engine's first call, which would never end by itself).
+        let speech = clip("en-founded");
+        let listening: ProgressSink = Box::new(|_| {});
+        let running = tokio::spawn(planned.run_streaming(Audio::Live(audio), Some(listening)));
+        let mut sent = 0;
+        while calls.load(Ordering::SeqCst) == 0 {
+            assert!(sent < speech.len(), "no provisional pass while speaking");
+            let block = &speech[sent..(sent + 320).min(speech.len())];
+            blocks.send(block.to_vec()).unwrap();
+            sent += block.len();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        blocks.send(speech[sent..].to_vec()).unwrap();
+        stopping.cancel();
+        drop(blocks);
+        let transcript = tokio::time::timeout(Duration::from_secs(20), running)
+            .await
+            .expect("the stop abandons the provisional pass")
+            .unwrap()
+            .unwrap();
+        assert_eq!(transcript.raw_text, "settled");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            2,
+            "no provisional pass after the stop"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
