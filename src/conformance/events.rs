@@ -3,7 +3,7 @@
 //! event is checked once the session has ended.
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
@@ -33,13 +33,7 @@ impl EventStream {
         path: &str,
         headers: &[(String, String)],
     ) -> Result<EventStream, String> {
-        let address = (target.host.trim_matches(['[', ']']), target.port)
-            .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve {}: {e}", target.authority()))?
-            .next()
-            .ok_or_else(|| format!("cannot resolve {}", target.authority()))?;
-        let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(5))
-            .map_err(|e| format!("cannot connect to {}: {e}", target.authority()))?;
+        let mut stream = super::http::connect(target)?;
         let mut head = format!(
             "GET {path} HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n",
             target.authority()

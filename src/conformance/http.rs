@@ -233,14 +233,19 @@ impl Response {
 }
 
 /// Sends `request` and reads the whole answer (the request says `Connection: close`).
-pub fn send(target: &Target, request: &Request) -> Result<Response, String> {
+/// A connection to `target` (5 s to connect).
+pub fn connect(target: &Target) -> Result<TcpStream, String> {
     let address = (target.host.trim_matches(['[', ']']), target.port)
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve {}: {e}", target.authority()))?
         .next()
         .ok_or_else(|| format!("cannot resolve {}", target.authority()))?;
-    let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(5))
-        .map_err(|e| format!("cannot connect to {}: {e}", target.authority()))?;
+    TcpStream::connect_timeout(&address, Duration::from_secs(5))
+        .map_err(|e| format!("cannot connect to {}: {e}", target.authority()))
+}
+
+pub fn send(target: &Target, request: &Request) -> Result<Response, String> {
+    let mut stream = connect(target)?;
     stream
         .set_read_timeout(Some(request.timeout))
         .and_then(|()| stream.set_write_timeout(Some(request.timeout)))

@@ -361,7 +361,14 @@ impl Listener {
             self.language = Some(language.clone());
             self.call.language = LanguageChoice::Exact(language.clone());
         }
-        let offset = chunk.start as f64 / SAMPLE_RATE;
+        self.keep(heard, chunk.start);
+        true
+    }
+
+    /// Keeps what the engine heard in the audio from sample `from` (its segments moved into the
+    /// audio's timeline) and hands the segments on.
+    fn keep(&mut self, heard: EngineOutput, from: usize) {
+        let offset = from as f64 / SAMPLE_RATE;
         let segments: Vec<Segment> = heard
             .segments
             .into_iter()
@@ -376,7 +383,6 @@ impl Listener {
             self.texts.push(heard.text.trim().to_string());
         }
         self.segments.extend(segments);
-        true
     }
 
     /// Live audio on an engine that hears whole clips: hears the audio from the end of what it
@@ -404,26 +410,12 @@ impl Listener {
     }
 
     /// Takes what an engine that hears whole clips recognised in the audio from sample `from`.
-    fn settle_whole(&mut self, output: EngineOutput, from: usize) {
-        let offset = from as f64 / SAMPLE_RATE;
-        let segments: Vec<Segment> = output
-            .segments
-            .into_iter()
-            .map(|s| s.shifted(offset))
-            .collect();
+    fn settle_whole(&mut self, mut output: EngineOutput, from: usize) {
         if self.language.is_none() {
-            self.language = output.language;
+            self.language = output.language.take();
         }
         self.whole_time += output.processing_time.unwrap_or(0.0);
-        if let Some(sink) = &mut self.on_segments
-            && !segments.is_empty()
-        {
-            sink(Listened::Segments(&segments, self.language.as_deref()));
-        }
-        if !output.text.trim().is_empty() {
-            self.texts.push(output.text.trim().to_string());
-        }
-        self.segments.extend(segments);
+        self.keep(output, from);
     }
 
     /// The end of the audio for an engine that hears whole clips: one call with what it has not
