@@ -199,6 +199,8 @@ pub struct App {
     pub models: ModelDir,
     pub recorder: Arc<Recorder>,
     pub dictation: Arc<Dictation>,
+    /// Realtime sessions open now (at most `realtime::MAX_SESSIONS`).
+    pub realtime_sessions: Arc<tokio::sync::Semaphore>,
     require_token_flag: bool,
 }
 
@@ -246,6 +248,7 @@ impl App {
             data_dir: config.data_dir,
             store,
             backends: config.backends,
+            realtime_sessions: Arc::new(tokio::sync::Semaphore::new(crate::realtime::MAX_SESSIONS)),
             require_token_flag: config.require_token,
         }))
     }

@@ -15,6 +15,7 @@ pub mod engine; // Engine port and adapters, model catalog, models folder, CTran
 pub mod files; // owner-only folders and atomic private writes
 pub mod hotkeys; // global hotkeys: shortcut syntax, slots, X11 grabs and the Wayland portal
 pub mod net; // outbound HTTPS: platform trust store, proxies from the environment, redirects
+pub mod realtime; // realtime transcription sessions: configuration, turns of streamed audio, their text
 pub mod recorder; // the Recorder: state machine and the service driving it
 pub mod server; // accept loop on a bound listener: header timeout, graceful shutdown
 pub mod service; // the systemd user unit that runs `verbatim serve` in the background

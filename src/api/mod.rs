@@ -14,6 +14,7 @@ pub mod json;
 pub mod limits;
 mod openai;
 mod query;
+mod realtime;
 mod recorder;
 pub mod request_log;
 mod rules;
@@ -48,6 +49,7 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
         .merge(dictation::routes())
         .merge(recorder::routes())
         .merge(openai::routes())
+        .merge(realtime::routes())
         // Body sizes are `limits::body_limit`'s alone: axum's own 2 MB default is off.
         .layer(DefaultBodyLimit::disable())
         .route_layer(from_fn(limits::limit_body))

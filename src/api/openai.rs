@@ -146,11 +146,7 @@ async fn installed(app: &Arc<App>, model: Option<String>) -> Result<Option<Strin
         return Ok(None);
     };
     blocking(app, move |app| {
-        let engines = app.transcriber.engines();
-        let found = engines
-            .iter()
-            .any(|e| e.offer(&model).is_some_and(|offer| offer.downloaded));
-        Ok(found.then_some(model))
+        Ok(app.transcriber.installed(&model).then_some(model))
     })
     .await
 }

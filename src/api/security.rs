@@ -15,6 +15,9 @@ use crate::app::App;
 
 /// The header carrying the token as an alternative to `Authorization: Bearer`.
 pub const TOKEN_HEADER: &str = "x-verbatim-api-token";
+/// In a WebSocket handshake, a subprotocol carrying the token (browsers cannot set headers on
+/// a WebSocket): `openai-insecure-api-key.<token>`.
+pub const TOKEN_PROTOCOL: &str = "openai-insecure-api-key.";
 
 /// The port the Host header must name.
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +61,26 @@ pub fn from_web_page(headers: &HeaderMap) -> bool {
         .iter()
         .any(|origin| !origin.to_str().is_ok_and(is_loopback_origin));
     cross_site || foreign_origin
+}
+
+/// The port a request was sent to, from its `Host` (which [`local_only`] checked names it).
+pub fn request_port(headers: &HeaderMap) -> Option<u16> {
+    let host = headers.get(header::HOST)?.to_str().ok()?;
+    host.rsplit_once(':')?.1.parse().ok()
+}
+
+/// `origin` is the server's own: `http://` and a loopback name with the server's `port`.
+pub fn is_own_origin(origin: &str, port: Option<u16>) -> bool {
+    let origin = origin.to_ascii_lowercase();
+    let Some(authority) = origin.strip_prefix("http://") else {
+        return false;
+    };
+    let Some(port) = port else {
+        return false;
+    };
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .any(|name| authority == format!("{name}:{port}"))
 }
 
 fn is_loopback_origin(origin: &str) -> bool {
@@ -107,8 +130,8 @@ fn token_allows(app: &App, headers: &HeaderMap) -> Result<bool, ApiError> {
     Ok(token_matches(headers, &app.token()?))
 }
 
-/// True when the Bearer token or the `X-Verbatim-API-Token` header equals `expected`,
-/// compared in constant time.
+/// True when the Bearer token, the `X-Verbatim-API-Token` header or, in a WebSocket handshake,
+/// a [`TOKEN_PROTOCOL`] subprotocol equals `expected`, compared in constant time.
 pub fn token_matches(headers: &HeaderMap, expected: &str) -> bool {
     let bearer = headers
         .get_all(header::AUTHORIZATION)
@@ -123,8 +146,19 @@ pub fn token_matches(headers: &HeaderMap, expected: &str) -> bool {
         .iter()
         .filter_map(|v| v.to_str().ok())
         .map(str::trim);
+    let websocket = headers
+        .get_all(header::UPGRADE)
+        .iter()
+        .any(|v| v.as_bytes().eq_ignore_ascii_case(b"websocket"));
+    let protocols = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter(|_| websocket)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|p| p.trim().strip_prefix(TOKEN_PROTOCOL));
     let mut matched = false;
-    for candidate in bearer.chain(custom) {
+    for candidate in bearer.chain(custom).chain(protocols) {
         matched |= bool::from(candidate.as_bytes().ct_eq(expected.as_bytes()));
     }
     matched
@@ -251,5 +285,49 @@ mod tests {
             t
         ));
         assert!(!token_matches(&HeaderMap::new(), t));
+        let offered = "realtime, openai-insecure-api-key.secret-token";
+        assert!(token_matches(
+            &headers(&[
+                ("upgrade", "websocket"),
+                ("sec-websocket-protocol", offered)
+            ]),
+            t
+        ));
+        assert!(
+            !token_matches(&headers(&[("sec-websocket-protocol", offered)]), t),
+            "only in a WebSocket handshake"
+        );
+        assert!(!token_matches(
+            &headers(&[
+                ("upgrade", "websocket"),
+                ("sec-websocket-protocol", "openai-insecure-api-key.secret")
+            ]),
+            t
+        ));
+    }
+
+    #[test]
+    fn only_the_servers_own_origin_is_its_own() {
+        for own in [
+            "http://127.0.0.1:8978",
+            "http://localhost:8978",
+            "HTTP://[::1]:8978",
+        ] {
+            assert!(is_own_origin(own, Some(8978)), "{own}");
+        }
+        for other in [
+            "http://127.0.0.1:8979",
+            "http://localhost",
+            "https://localhost:8978",
+            "http://evil.example:8978",
+            "null",
+        ] {
+            assert!(!is_own_origin(other, Some(8978)), "{other}");
+        }
+        assert!(!is_own_origin("http://127.0.0.1:8978", None));
+        assert_eq!(
+            request_port(&headers(&[("host", "127.0.0.1:8978")])),
+            Some(8978)
+        );
     }
 }

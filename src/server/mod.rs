@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 
 pub use descriptors::MAX_CONNECTIONS;
 pub use stall::WRITE_STALL_TIMEOUT;
@@ -43,7 +43,9 @@ pub async fn serve(
     http.timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .keep_alive(true);
-    let graceful = GracefulShutdown::new();
+    // Each connection holds a receiver: `true` asks it to finish its request and close; the
+    // sender's `closed` completes once every connection has.
+    let (draining, drain) = watch::channel(false);
     let slots = slots::Slots::new(descriptors::current_connection_cap());
     tokio::pin!(shutdown);
     loop {
@@ -67,17 +69,44 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let guarded = stall::StallGuard::new(stream, WRITE_STALL_TIMEOUT);
         let io = TokioIo::new(head_errors::HeadErrors::new(guarded));
-        let connection = http.serve_connection(io, slot.service(router.clone()));
-        tokio::spawn(slot.serve(graceful.watch(connection)));
+        let connection = http
+            .serve_connection(io, slot.service(router.clone()))
+            .with_upgrades();
+        tokio::spawn(slot.serve(until_drained(connection, drain.clone())));
     }
     drop(listener);
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+    drop(drain);
+    let _ = draining.send(true);
+    if tokio::time::timeout(SHUTDOWN_GRACE, draining.closed())
         .await
         .is_err()
     {
         tracing::warn!("some requests were still running after {SHUTDOWN_GRACE:?}; closing them");
     }
     Ok(())
+}
+
+/// Drives `connection` to its end; once `drain` turns true, it finishes the request under way
+/// and closes. A connection upgraded to a WebSocket ends here at the upgrade: the session goes
+/// on by itself.
+async fn until_drained<I, S, B>(
+    connection: hyper::server::conn::http1::UpgradeableConnection<I, S>,
+    mut drain: watch::Receiver<bool>,
+) -> Result<(), hyper::Error>
+where
+    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    B: hyper::body::Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        ended = connection.as_mut() => return ended,
+        _ = drain.wait_for(|draining| *draining) => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    connection.await
 }
 
 /// Everything `verbatim serve` needs once the app is built.

@@ -67,6 +67,8 @@ pub enum Origin {
     Dictation(Dictated),
     /// A Recorder session: the text goes to the session, not to history.
     Recorder,
+    /// A turn of a realtime session: saved to history only when the session asks (`save`).
+    Stream { save: bool },
     /// The corpus recorder: the engine's own output, without the dictionary or history.
     Corpus,
 }

@@ -187,6 +187,13 @@ impl Transcriber {
         });
     }
 
+    /// Whether an engine has the model `id` downloaded (reads the models folder).
+    pub fn installed(&self, id: &str) -> bool {
+        self.engines()
+            .iter()
+            .any(|e| e.offer(id).is_some_and(|offer| offer.downloaded))
+    }
+
     /// Plans and runs `job`.
     pub async fn run(self: &Arc<Self>, job: Job) -> Result<Transcript, TranscribeError> {
         self.plan(job.options, job.await_download, job.origin)
@@ -231,7 +238,9 @@ impl Transcriber {
         let post = match origin {
             Origin::Corpus => PostProcessing::default(),
             Origin::Dictation(_) => PostProcessing::from_store(&self.store, true)?,
-            Origin::Api | Origin::Recorder => PostProcessing::from_store(&self.store, false)?,
+            Origin::Api | Origin::Recorder | Origin::Stream { .. } => {
+                PostProcessing::from_store(&self.store, false)?
+            }
         };
         let save_api_history = matches!(origin, Origin::Api)
             && self
@@ -475,7 +484,9 @@ impl Planned {
     /// kept; a dictation always is, empty or not (the contract: a session id is also its
     /// history entry id, so a finished session stays readable).
     async fn save(self, mut transcript: Transcript) -> Result<Transcript, TranscribeError> {
-        if transcript.text.trim().is_empty() && matches!(self.origin, Origin::Api) {
+        if transcript.text.trim().is_empty()
+            && matches!(self.origin, Origin::Api | Origin::Stream { .. })
+        {
             return Ok(transcript);
         }
         let mut entry = NewHistoryEntry {
@@ -489,6 +500,7 @@ impl Planned {
         };
         match &self.origin {
             Origin::Api if self.save_api_history => {}
+            Origin::Stream { save: true } => entry.text = entry.text.trim().to_string(),
             Origin::Dictation(dictated) => {
                 entry.id = Some(dictated.id);
                 entry.text = entry.text.trim().to_string();

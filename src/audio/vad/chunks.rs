@@ -37,13 +37,15 @@ const CUT_WINDOW_FRAMES: usize = 10;
 const EARLIEST_CUT_FRAMES: usize = 20 * SAMPLE_RATE / FRAME;
 
 /// Where chunks end: at a pause of at least `long_pause` frames between padded regions, or when
-/// longer than `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// longer than `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in;
+/// speech begins at a frame scoring at least `threshold`.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     pub padding: usize,
     pub long_pause: usize,
     pub max_chunk: usize,
     pub earliest_cut: usize,
+    pub threshold: f32,
 }
 
 impl Limits {
@@ -53,6 +55,7 @@ impl Limits {
         long_pause: LONG_PAUSE_FRAMES,
         max_chunk: MAX_CHUNK_FRAMES,
         earliest_cut: EARLIEST_CUT_FRAMES,
+        threshold: super::ENTER,
     };
 
     /// Live audio: a chunk ends once 0.72 s have passed without speech (0.24 s of padding on
@@ -65,6 +68,7 @@ impl Limits {
         long_pause: 15,
         max_chunk: 15 * SAMPLE_RATE / FRAME,
         earliest_cut: 8 * SAMPLE_RATE / FRAME,
+        threshold: super::ENTER,
     };
 
     /// Frames of silence after speech before a live chunk is settled.
@@ -161,7 +165,7 @@ impl ChunkPlanner {
             keep,
             limits,
             frames: 0,
-            regions: RegionTracker::default(),
+            regions: RegionTracker::with_threshold(limits.threshold),
             open_in_pending: false,
             maybe: None,
             last_speech_end: None,
@@ -200,7 +204,7 @@ impl ChunkPlanner {
     /// The end of the audio: appends the remaining chunks.
     pub fn finish(&mut self, chunks: &mut Vec<Range<usize>>) {
         if let Keep::Speech { padding } = self.keep
-            && let Some(closed) = std::mem::take(&mut self.regions).finish()
+            && let Some(closed) = self.regions.finish()
         {
             self.add_closed(closed, padding, chunks);
         }

@@ -16,7 +16,7 @@ pub const SAMPLE_RATE: usize = 16_000;
 pub const FRAME: usize = 256;
 
 /// A frame scoring at least this opens a speech region.
-const ENTER: f32 = 0.5;
+pub(crate) const ENTER: f32 = 0.5;
 /// A region goes on while frames score at least this (hysteresis against flicker).
 const STAY: f32 = 0.35;
 /// A region ends after this many frames under [`STAY`] (160 ms).
@@ -138,23 +138,47 @@ pub struct Closed {
 }
 
 /// Follows frame scores one at a time and names each stretch of speech once it has ended.
-#[derive(Default)]
 pub struct RegionTracker {
     open: Option<Region>,
+    /// A frame scoring at least this opens a region and counts as voiced.
+    enter: f32,
+    /// A region goes on while frames score at least this.
+    stay: f32,
+}
+
+impl Default for RegionTracker {
+    fn default() -> RegionTracker {
+        RegionTracker::with_threshold(ENTER)
+    }
 }
 
 impl RegionTracker {
+    /// A tracker whose regions open at frames scoring at least `enter` (0..1) and go on while
+    /// frames score at least 0.7 of it (the default: [`ENTER`] and [`STAY`]).
+    pub fn with_threshold(enter: f32) -> RegionTracker {
+        let enter = enter.clamp(0.0, 1.0);
+        RegionTracker {
+            open: None,
+            enter,
+            stay: if enter == ENTER {
+                STAY
+            } else {
+                enter * STAY / ENTER
+            },
+        }
+    }
+
     /// Takes the score of frame `i` (frames come in order); gives the region that ended before
     /// it, if one with enough voiced frames did.
     pub fn push(&mut self, i: usize, score: f32) -> Option<Closed> {
         match &mut self.open {
-            None if score >= ENTER => {
-                self.open = Some(Region::new(i, score));
+            None if score >= self.enter => {
+                self.open = Some(Region::new(i, score, self.enter));
                 None
             }
             None => None,
-            Some(region) if score >= STAY => {
-                region.extend(i, score);
+            Some(region) if score >= self.stay => {
+                region.extend(i, score, self.enter);
                 None
             }
             Some(region) if i - region.last < END_AFTER_FRAMES => None,
@@ -167,8 +191,8 @@ impl RegionTracker {
     }
 
     /// The region still open at the end of the audio, if it has enough voiced frames.
-    pub fn finish(self) -> Option<Closed> {
-        self.open.and_then(|region| region.closed())
+    pub fn finish(&mut self) -> Option<Closed> {
+        self.open.take().and_then(|region| region.closed())
     }
 
     /// The region being read: its frames so far (to its last frame at or over the stay
@@ -199,20 +223,20 @@ struct Region {
 }
 
 impl Region {
-    fn new(frame: usize, score: f32) -> Region {
+    fn new(frame: usize, score: f32, enter: f32) -> Region {
         let mut region = Region {
             start: frame,
             last: frame,
             voiced: 0,
             confident: 0,
         };
-        region.extend(frame, score);
+        region.extend(frame, score, enter);
         region
     }
 
-    fn extend(&mut self, frame: usize, score: f32) {
+    fn extend(&mut self, frame: usize, score: f32, enter: f32) {
         self.last = frame;
-        self.voiced += usize::from(score >= ENTER);
+        self.voiced += usize::from(score >= enter);
         self.confident += usize::from(score >= CONFIDENT);
     }
 
