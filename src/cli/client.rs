@@ -52,6 +52,11 @@ impl Client {
         }
     }
 
+    /// The token requests carry, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
     pub fn base_url(&self) -> &str {
         &self.base
     }

@@ -143,6 +143,8 @@ pub enum Command {
     /// Start and stop the Recorder, and read a session's file and text.
     #[command(subcommand)]
     Recorder(commands::recorder::RecorderCommand),
+    /// Stream the microphone (or a file, at real time) to the server and print the text as it comes.
+    Listen(commands::listen::ListenArgs),
     /// Write a settings backup (workflows, dictionary, history...) to a file, atomically.
     Export {
         /// The backup file to write (`~` is expanded).
@@ -262,6 +264,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Rules { command } => commands::rules::run(globals, command),
         Command::Dictation(cmd) => commands::dictation::run(globals, cmd),
         Command::Recorder(cmd) => commands::recorder::run(globals, cmd),
+        Command::Listen(args) => commands::listen::run(globals, args),
         Command::Export { path } => commands::backup::export(globals, &path),
         Command::Import { path } => commands::backup::import(globals, &path),
         Command::Config(cmd) => commands::config::run(globals, cmd),

@@ -10,6 +10,7 @@ pub mod dictionary;
 pub mod doctor;
 pub mod history;
 mod hotkey;
+pub mod listen;
 mod live_text;
 pub mod local_data;
 pub mod man;
