@@ -90,6 +90,7 @@ impl Bench {
             models,
             scenario: None,
             sim_clock: None,
+            realtime_idle: verbatim::realtime::IDLE_TIMEOUT,
         })
         .unwrap();
         app.store

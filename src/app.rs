@@ -37,6 +37,9 @@ pub struct Config {
     /// Sim mode: the clock the devices and the replay engine run on (None: real time). A
     /// virtual clock lets a test decide exactly how much audio the devices have played.
     pub sim_clock: Option<Arc<dyn verbatim_sim::Clock>>,
+    /// How long a realtime session may stay silent with nothing waiting
+    /// (`realtime::IDLE_TIMEOUT`; tests shorten it).
+    pub realtime_idle: std::time::Duration,
 }
 
 impl Config {
@@ -49,6 +52,7 @@ impl Config {
             require_token,
             scenario: None,
             sim_clock: None,
+            realtime_idle: crate::realtime::IDLE_TIMEOUT,
         }
     }
 }
@@ -201,6 +205,8 @@ pub struct App {
     pub dictation: Arc<Dictation>,
     /// Realtime sessions open now (at most `realtime::MAX_SESSIONS`).
     pub realtime_sessions: Arc<tokio::sync::Semaphore>,
+    /// How long a realtime session may stay silent with nothing waiting.
+    pub realtime_idle: std::time::Duration,
     require_token_flag: bool,
 }
 
@@ -249,6 +255,7 @@ impl App {
             store,
             backends: config.backends,
             realtime_sessions: Arc::new(tokio::sync::Semaphore::new(crate::realtime::MAX_SESSIONS)),
+            realtime_idle: config.realtime_idle,
             require_token_flag: config.require_token,
         }))
     }

@@ -52,7 +52,7 @@ fn proxy(upstream: u16, fault: Fault) -> u16 {
 
 /// One connection: the request head (its Host mapped to the server), the rest piped as it
 /// comes, and the whole answer (the kit always says `Connection: close`), maybe rewritten; an
-/// event stream's answer is piped as it comes.
+/// event stream's answer and a realtime session are piped as they come.
 fn relay(mut client: TcpStream, own: u16, upstream: u16, fault: Fault) -> std::io::Result<()> {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
@@ -70,12 +70,13 @@ fn relay(mut client: TcpStream, own: u16, upstream: u16, fault: Fault) -> std::i
     std::thread::spawn(move || {
         let _ = std::io::copy(&mut from_client, &mut to_server);
     });
-    // A live event stream never ends: it is piped through as it comes, unchanged.
+    // A live event stream and a realtime session never end by themselves: they are piped
+    // through as they come, unchanged.
     let request_line = head.lines().next().unwrap_or_default();
     if request_line
         .split(' ')
         .nth(1)
-        .is_some_and(|p| p.ends_with("/events"))
+        .is_some_and(|p| p.ends_with("/events") || p.starts_with("/v1/realtime"))
     {
         std::io::copy(&mut server, &mut client)?;
         return client.shutdown(std::net::Shutdown::Both);

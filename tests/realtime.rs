@@ -580,3 +580,39 @@ fn verbatim_listen_prints_what_the_microphone_hears() {
         assert!(wer <= 0.25, "{line:?} for {reference:?}");
     }
 }
+
+/// A session whose client sends nothing, with nothing waiting, is told and closed; one that
+/// keeps sending is not (here with the idle time shortened to 0.6 s).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_session_is_told_and_closed() {
+    use verbatim::app::{App, Backends, Config};
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(dir.path(), &microphone_scenario("en-hello", ""));
+    let data = verbatim::discovery::DataDir::at(dir.path().join("data"));
+    let mut config = Config::new(data, Backends::Simulated, false);
+    config.scenario = Some(scenario);
+    config.realtime_idle = Duration::from_millis(600);
+    let app = App::build(config).unwrap();
+    let server = common::RunningServer::start(|port| verbatim::api::router(app, port)).await;
+    let port = server.port;
+    let (events, quiet_for) = tokio::task::spawn_blocking(move || {
+        let (mut client, _) = Client::session(port);
+        for _ in 0..6 {
+            std::thread::sleep(Duration::from_millis(200));
+            client.append(&silence(0.1));
+        }
+        let last_sent = std::time::Instant::now();
+        let events = client.until("closed");
+        (events, last_sent.elapsed())
+    })
+    .await
+    .unwrap();
+    assert_eq!(types(&events), ["error", "closed"], "{events:#?}");
+    assert_eq!(events[0]["error"]["code"], "session_idle");
+    assert_eq!(events[1]["code"], 1000);
+    assert!(
+        quiet_for >= Duration::from_millis(550),
+        "closed {quiet_for:?} after the last message"
+    );
+    server.stop().await;
+}

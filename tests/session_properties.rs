@@ -275,6 +275,7 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
         models: verbatim::engine::models::ModelDir::new(dir.path().join("models")),
         scenario: Some(scenario),
         sim_clock: Some(clock.clone()),
+        realtime_idle: verbatim::realtime::IDLE_TIMEOUT,
     })
     .unwrap();
     let mut world = World {

@@ -41,6 +41,7 @@ pub enum Area {
     Limits,
     Transcribe,
     Openai,
+    Realtime,
     History,
     Dictionary,
     Rules,

@@ -80,6 +80,7 @@ impl TestApp {
             models,
             scenario,
             sim_clock: None,
+            realtime_idle: verbatim::realtime::IDLE_TIMEOUT,
         })
         .unwrap();
         TestApp { dir, app }

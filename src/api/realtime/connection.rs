@@ -5,7 +5,8 @@
 //! Limits: [`MAX_SESSIONS`] at once (one more is told and closed); a message over
 //! [`MAX_MESSAGE_BYTES`] ends the session (1009); committed speech waiting for the engine over
 //! [`MAX_BACKLOG_SECONDS`] (a client sending faster than its turns are transcribed) is told and
-//! cut (1008); a client silent for [`IDLE_TIMEOUT`] with nothing waiting is told and closed.
+//! cut (1008); a client silent for `App::realtime_idle` (`realtime::IDLE_TIMEOUT`) with nothing
+//! waiting is told and closed.
 //! A session whose client is gone stops: its transcription is cancelled.
 
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use crate::app::App;
 use crate::realtime::config::{SessionConfig, Shape};
 use crate::realtime::transcribe::{TurnJob, TurnReport, check, transcribe_turns};
 use crate::realtime::turns::{Heard, TurnError, Turns};
-use crate::realtime::{IDLE_TIMEOUT, MAX_BACKLOG_SECONDS, MAX_MESSAGE_BYTES, MAX_SESSIONS};
+use crate::realtime::{MAX_BACKLOG_SECONDS, MAX_MESSAGE_BYTES, MAX_SESSIONS};
 use crate::wire::transcription::TranscribeOptions;
 
 /// Close codes (RFC 6455).
@@ -121,7 +122,7 @@ impl Session {
         }
         let mut last_heard = Instant::now();
         while !self.gone {
-            let idle = tokio::time::sleep_until(last_heard + IDLE_TIMEOUT);
+            let idle = tokio::time::sleep_until(last_heard + self.app.realtime_idle);
             let flow = tokio::select! {
                 biased;
                 Some(report) = reports.recv() => {
@@ -139,7 +140,10 @@ impl Session {
                 () = idle, if self.backlog == 0 => {
                     let refusal = Refusal::new(
                         "session_idle",
-                        format!("the session was idle for {} s and is closed", IDLE_TIMEOUT.as_secs()),
+                        format!(
+                            "the session was idle for {} s and is closed",
+                            self.app.realtime_idle.as_secs_f64()
+                        ),
                     );
                     self.send(events::refused(&refusal, None)).await;
                     Flow::Close(NORMAL, "idle".into())

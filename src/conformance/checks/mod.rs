@@ -12,6 +12,7 @@ mod history;
 mod limits;
 mod models;
 mod openai;
+mod realtime;
 mod recorder;
 mod rules;
 mod security;
@@ -93,6 +94,7 @@ pub fn all() -> Vec<Check> {
         limits::checks,
         transcribe::checks,
         openai::checks,
+        realtime::checks,
         history::checks,
         dictionary::checks,
         rules::checks,
