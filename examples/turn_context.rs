@@ -1,0 +1,210 @@
+//! Measures how a live turn (a stretch of speech a pause ended: dictation's chunks, realtime
+//! sessions' turns) is best heard: alone, or with the audio of the turns before it in front
+//! (only the segments after the turn's start are kept), against the whole speech as one file.
+//!
+//! ```text
+//! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
+//!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
+//!     [--prompt-previous] [--show] LIST CONTEXT_SECONDS...
+//! ```
+//!
+//! LIST: recordings, one `path<TAB>reference text` a line, joined with `--pause` seconds of
+//! silence into one speech, cut into turns by the live voice activity detection. For each
+//! CONTEXT (seconds of audio before the turn given with it; 0: the turn alone) prints the WER of
+//! the turns' texts joined, the engine seconds, the turns whose segments straddled the turn's
+//! start, and the same for the whole speech as one file. `--prompt-previous` also gives each
+//! turn the text kept for the turn before as the initial prompt; `--show` prints every turn's
+//! text.
+
+use std::path::Path;
+use std::time::Instant;
+
+use verbatim::audio::decode;
+use verbatim::audio::vad::chunks::Limits;
+use verbatim::audio::vad::{Chunker, SpeechChunk};
+use verbatim::cancel::Cancel;
+use verbatim::engine::models::ModelDir;
+use verbatim::engine::whisper::WhisperEngine;
+use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice, Task};
+use verbatim::transcribe::numbers::normalize_numbers;
+use verbatim_sim::word_errors;
+
+const RATE: f64 = 16_000.0;
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |args: &mut Vec<String>, name: &str| match args.iter().position(|a| a == name) {
+        Some(i) => {
+            args.remove(i);
+            true
+        }
+        None => false,
+    };
+    let prompt_previous = flag(&mut args, "--prompt-previous");
+    let show = flag(&mut args, "--show");
+    let mut take = |name: &str, default: &str| -> String {
+        match args.iter().position(|a| a == name) {
+            Some(i) => {
+                let value = args.remove(i + 1);
+                args.remove(i);
+                value
+            }
+            None => default.to_string(),
+        }
+    };
+    let model = take("--model", "tiny.en-q8_0");
+    let pause: f64 = take("--pause", "1.5").parse().expect("--pause seconds");
+    let list = args.first().expect("LIST").clone();
+    let contexts: Vec<f64> = args[1..]
+        .iter()
+        .map(|c| c.parse().expect("CONTEXT seconds"))
+        .collect();
+    let models =
+        ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
+    let engine = WhisperEngine::new(models, 2);
+
+    let (speech, reference) = joined(Path::new(&list), pause);
+    let mut turns = Vec::new();
+    let mut chunker = Chunker::within(true, Limits::LIVE);
+    chunker.push(&speech, &mut |c| turns.push(c));
+    chunker.finish(&mut |c| turns.push(c));
+    println!(
+        "{:.1} s of speech, {} turns; model {model}",
+        speech.len() as f64 / RATE,
+        turns.len()
+    );
+    // Warm the model up.
+    hear(
+        &engine,
+        &model,
+        &speech[..16_000.min(speech.len())],
+        true,
+        None,
+    );
+
+    let started = Instant::now();
+    let mut file_chunks = Vec::new();
+    let mut file_chunker = Chunker::new(true);
+    file_chunker.push(&speech, &mut |c| file_chunks.push(c));
+    file_chunker.finish(&mut |c| file_chunks.push(c));
+    let file_text: Vec<String> = file_chunks
+        .iter()
+        .map(|c| hear(&engine, &model, &c.samples, false, None).text)
+        .collect();
+    report("one file", &reference, &file_text.join(" "), started, 0);
+
+    for context in contexts {
+        let started = Instant::now();
+        let mut texts = Vec::new();
+        let mut straddled = 0;
+        for turn in &turns {
+            let prompt = prompt_previous.then(|| texts.last().cloned()).flatten();
+            let (text, straddles) = with_context(&engine, &model, &speech, turn, context, prompt);
+            if show {
+                let (start, end) = (turn.start as f64 / RATE, turn.range().end as f64 / RATE);
+                println!("  [{start:.1}-{end:.1}] {text}");
+            }
+            texts.push(text);
+            straddled += usize::from(straddles);
+        }
+        report(
+            &format!("turns, {context} s before"),
+            &reference,
+            &texts.join(" "),
+            started,
+            straddled,
+        );
+    }
+}
+
+/// The turn heard with up to `context` seconds of the audio before it; the segments that end
+/// before the turn's start (by their midpoint) are dropped. Also whether a segment straddled
+/// the start.
+fn with_context(
+    engine: &WhisperEngine,
+    model: &str,
+    speech: &[f32],
+    turn: &SpeechChunk,
+    context: f64,
+    prompt: Option<String>,
+) -> (String, bool) {
+    let from = turn.start.saturating_sub((context * RATE) as usize);
+    let boundary = (turn.start - from) as f64 / RATE;
+    if from == turn.start {
+        let heard = hear(
+            engine,
+            model,
+            &speech[from..turn.range().end],
+            false,
+            prompt,
+        );
+        return (heard.text.trim().to_string(), false);
+    }
+    let heard = hear(engine, model, &speech[from..turn.range().end], true, prompt);
+    let mut straddles = false;
+    let kept: Vec<String> = heard
+        .segments
+        .iter()
+        .flat_map(|s| {
+            straddles |= s.start < boundary - 0.3 && s.end > boundary + 0.3;
+            s.words.iter()
+        })
+        .filter(|w| (w.start + w.end) / 2.0 >= boundary)
+        .map(|w| w.word.trim().to_string())
+        .collect();
+    (kept.join(" "), straddles)
+}
+
+fn hear(
+    engine: &WhisperEngine,
+    model: &str,
+    samples: &[f32],
+    words: bool,
+    initial_prompt: Option<String>,
+) -> EngineOutput {
+    engine
+        .transcribe(
+            model,
+            &EngineRequest {
+                samples,
+                chunks: vec![0..samples.len()],
+                trimmed_to_speech: true,
+                language: LanguageChoice::Exact("en".into()),
+                task: Task::Transcribe,
+                initial_prompt,
+                words,
+                cancel: Cancel::new(),
+            },
+        )
+        .expect("the engine hears the audio")
+}
+
+fn report(name: &str, reference: &str, heard: &str, started: Instant, straddled: usize) {
+    let (errors, words) = word_errors(&normalize_numbers(reference), &normalize_numbers(heard));
+    println!(
+        "{name:<22} WER {:5.1} %  engine {:6.2} s  straddled {straddled}",
+        100.0 * errors as f64 / words.max(1) as f64,
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// The list's recordings joined with `pause` seconds of silence (and around them), and their
+/// reference texts joined.
+fn joined(list: &Path, pause: f64) -> (Vec<f32>, String) {
+    let silence = vec![0.0; (pause * RATE) as usize];
+    let mut speech = silence.clone();
+    let mut texts = Vec::new();
+    let text = std::fs::read_to_string(list).expect("the list");
+    for line in text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let (path, reference) = line.split_once('\t').expect("path<TAB>text");
+        let path = list.parent().unwrap_or(Path::new(".")).join(path);
+        let decoded = decode::decode_file(&path, None).expect("a recording");
+        speech.extend(decoded.samples);
+        speech.extend_from_slice(&silence);
+        texts.push(reference.trim().to_string());
+    }
+    (speech, texts.join(" "))
+}
