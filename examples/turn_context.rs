@@ -167,7 +167,7 @@ fn hear(
             model,
             &EngineRequest {
                 samples,
-                chunks: vec![0..samples.len()],
+                chunks: std::iter::once(0..samples.len()).collect(),
                 trimmed_to_speech: true,
                 language: LanguageChoice::Exact("en".into()),
                 task: Task::Transcribe,
