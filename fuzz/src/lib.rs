@@ -1,5 +1,5 @@
 //! What the decoding fuzz targets share: the bytes as a spooled upload, the checks on what
-//! decoding returns, and the structure-aware mutator of `tests/common/mutate.rs`.
+//! decoding returns, and the structure-aware mutator of `tests/suite/common/mutate.rs`.
 //!
 //! Each container has its own target (`decode_wav`, `decode_caf`, …) so that the time spent on
 //! it and the coverage it reached are its own; `scripts/fuzz` seeds each one with the fixtures
@@ -11,7 +11,7 @@ use std::os::fd::FromRawFd;
 use verbatim::audio::decode::{DecodeError, MAX_DURATION_SECS, TARGET_SAMPLE_RATE, decode_opened};
 use verbatim::cancel::Cancel;
 
-#[path = "../../tests/common/mutate.rs"]
+#[path = "../../tests/suite/common/mutate.rs"]
 #[allow(dead_code)]
 pub mod mutate;
 

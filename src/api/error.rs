@@ -9,7 +9,7 @@ use strum::{EnumDiscriminants, EnumIter};
 use crate::wire::{ErrorBody, ErrorDetail};
 
 /// Every error the API answers with. Each variant has a snapshot of its body
-/// (`tests/error_snapshots.rs` matches over [`ApiErrorKind`] with no wildcard arm).
+/// (`tests/suite/error_snapshots.rs` matches over [`ApiErrorKind`] with no wildcard arm).
 #[derive(Debug, Clone, PartialEq, Eq, EnumDiscriminants)]
 #[strum_discriminants(name(ApiErrorKind), derive(EnumIter, Hash))]
 pub enum ApiError {

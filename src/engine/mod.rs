@@ -33,12 +33,8 @@ pub enum LanguageChoice {
     Shortlist(Vec<String>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Task {
-    Transcribe,
-    /// Into English (multilingual models only).
-    Translate,
-}
+/// What the engine does with the speech (the request's `task` option, a wire type).
+pub use crate::wire::transcription::Task;
 
 /// One engine call: 16 kHz mono samples plus options.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! from JSON, and written back for the client.
 
 use super::{FieldError, ResponseFormat, split_hints};
-use crate::engine::Task;
+use super::Task;
 use crate::wire::parse_bool_word;
 
 /// Whether a value was taken (or why it was refused).

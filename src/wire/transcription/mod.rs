@@ -12,6 +12,14 @@ pub use kinds::{
     Unset, Words,
 };
 
+/// What is done with the speech: the `task` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    Transcribe,
+    /// Into English (multilingual models only).
+    Translate,
+}
+
 /// Why an option value was refused: a 400 with this message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -236,7 +244,7 @@ pub struct TranscriptionSegment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Task;
+    use super::Task;
 
     #[test]
     fn hints_split_on_commas_and_drop_empties() {

@@ -1,0 +1,118 @@
+//! The recorded corpus against the live engine: when whisper's output for a clip no longer
+//! matches `corpus/recordings/<model>.json` (tiny.en; base and moonshine-tiny where installed),
+//! sim mode would
+//! replay stale answers. Clips go through the transcription path the recorder uses (voice
+//! activity detection, the engine, no post-processing).
+#![cfg(feature = "whisper")]
+
+use crate::common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use verbatim::engine::Engine;
+use verbatim::engine::models::ModelDir;
+use verbatim::engine::whisper::WhisperEngine;
+use verbatim::store::Store;
+use verbatim::transcribe::{Audio, Job, Origin, Transcriber, TranscriberParts, Transcript};
+use verbatim::wire::transcription::{ResponseFormat, TranscribeOptions};
+use verbatim_sim::{Corpus, Recording};
+
+/// One clip of each kind the corpus covers (speech with numbers and names, another language,
+/// silence, noise, a clip longer than one window, a real voice the 5 s window makes loop, real
+/// noise); the whole corpus is re-checked by
+/// `verbatim corpus record`.
+const CLIPS: &[&str] = &[
+    "en-apples",
+    "en-siobhan",
+    "de-morning",
+    "silence-1s",
+    "noise-white",
+    "noise-brown",
+    "en-long-minutes",
+    "real-goforward",
+    "real-noise",
+];
+
+/// A transcriber over `engine` with a store of its own, as `verbatim corpus record` builds it.
+fn corpus_transcriber(
+    engines: Vec<Arc<dyn Engine>>,
+    models: &ModelDir,
+) -> (tempfile::TempDir, Arc<Transcriber>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("corpus.sqlite3")).unwrap();
+    let transcriber = Transcriber::new(TranscriberParts {
+        engines,
+        store: Arc::new(store),
+        models: models.clone(),
+        slots: 1,
+        max_waiting: 0,
+    });
+    (dir, Arc::new(transcriber))
+}
+
+#[test]
+fn the_live_engine_still_says_what_was_recorded() {
+    let Some(models) = common::test_models() else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let corpus = Corpus::load(&root.join("corpus")).unwrap();
+    let engines: Vec<Arc<dyn Engine>> = vec![
+        Arc::new(WhisperEngine::new(models.clone(), 0)),
+        #[cfg(feature = "moonshine")]
+        Arc::new(verbatim::engine::moonshine::MoonshineEngine::new(
+            models.clone(),
+            0,
+        )),
+    ];
+    let (_store, transcriber) = corpus_transcriber(engines, &models);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for model in ["tiny.en", "base", "moonshine-tiny"] {
+        let Some(spec) = verbatim::engine::catalog::find_model(model) else {
+            continue;
+        };
+        let recorded = root.join(format!("corpus/recordings/{model}.json"));
+        let installed = verbatim::engine::catalog::is_installed(&models, spec);
+        if model != "tiny.en" && !(installed && recorded.is_file()) {
+            eprintln!("{model}: not installed or not recorded; its recording is not checked");
+            continue;
+        }
+        let recording = Recording::load(&recorded).unwrap();
+        assert_eq!(
+            recording.clips.len(),
+            corpus.clips().len(),
+            "every clip has a {model} recording"
+        );
+        let options = TranscribeOptions {
+            engine: Some(spec.engine.into()),
+            model: Some(model.into()),
+            response_format: ResponseFormat::VerboseJson,
+            normalize_numbers: Some(false),
+            apply_corrections: Some(false),
+            ..TranscribeOptions::default()
+        };
+        for id in CLIPS {
+            let clip = corpus.clip(id).unwrap();
+            let job = Job {
+                audio: Audio::Samples(clip.samples.to_vec()),
+                options: options.clone(),
+                await_download: false,
+                origin: Origin::Corpus,
+            };
+            let live: Transcript = runtime.block_on(transcriber.run(job)).unwrap();
+            let recorded = &recording.clips[*id];
+            assert_eq!(
+                live.raw_text, recorded.text,
+                "clip {id}: the live {model} engine differs from the recording; re-record with `verbatim corpus record --model {model}`"
+            );
+            assert_eq!(
+                live.language, recorded.language,
+                "clip {id}: re-record with `verbatim corpus record --model {model}`"
+            );
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The loop guard on the real whisper engine and real voices: on every path (fitted window with
+//! its retries, the full window with voice activity detection off, timed words, translation on
+//! the multilingual model) no clip of the corpus comes back with a repeated pattern or a text
+//! that compresses over 2.4; a real recording that makes tiny.en loop through a 5 s window is
+//! heard again through a wider one and reads right, and without retries its loop is cut out.
+//! Skipped without VERBATIM_TEST_MODELS.
+
+#![cfg(feature = "whisper")]
+
+use crate::common;
+
+use common::engine::hear;
+use common::{test_models, test_models_with_base};
+use verbatim::engine::guard::{self, MAX_COMPRESSION_RATIO};
+use verbatim::engine::whisper::{Recovery, WhisperEngine};
+use verbatim::engine::words::compression_ratio;
+use verbatim::engine::{EngineOutput, Task};
+use verbatim::transcribe::numbers::normalize_numbers;
+use verbatim_sim::{Clip, Corpus, word_errors};
+
+/// The clip through `engine` as the server hears it.
+fn hear_clip(
+    engine: &WhisperEngine,
+    model: &str,
+    clip: &Clip,
+    vad: bool,
+    task: Task,
+    words: bool,
+) -> EngineOutput {
+    let language = &clip.entry.language;
+    hear(engine, model, &clip.samples, vad, language, task, words)
+}
+
+/// No loop in `output`: no repeated pattern, no text that compresses too well, no segment said
+/// three times.
+fn check_no_loop(output: &EngineOutput, what: &str) {
+    assert_eq!(
+        guard::repetition(&output.text),
+        None,
+        "{what}: {}",
+        output.text
+    );
+    assert!(
+        compression_ratio(&output.text) <= MAX_COMPRESSION_RATIO,
+        "{what}: {}",
+        output.text
+    );
+    assert!(
+        !guard::trouble(&output.segments, 600.0).is_some_and(|t| t.is_loop()),
+        "{what}: {}",
+        output.text
+    );
+}
+
+#[test]
+fn no_path_returns_a_loop_on_any_english_clip() {
+    let Some(models) = test_models() else { return };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let engine = WhisperEngine::new(models, 0);
+    let english = corpus
+        .clips()
+        .iter()
+        .filter(|c| c.entry.language == "en" && c.duration() < 30.0);
+    let mut heard = 0;
+    for clip in english {
+        for (vad, words) in [(true, false), (false, false), (true, true)] {
+            let output = hear_clip(&engine, "tiny.en", clip, vad, Task::Transcribe, words);
+            check_no_loop(&output, &format!("{} vad={vad} words={words}", clip.id()));
+            heard += 1;
+        }
+    }
+    assert!(heard > 60, "{heard}");
+}
+
+#[test]
+fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
+    let Some(models) = test_models() else { return };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let clip = corpus.clip("real-goforward").unwrap();
+    let engine = WhisperEngine::new(models.clone(), 0);
+    let output = hear_clip(&engine, "tiny.en", clip, true, Task::Transcribe, false);
+    let retries = engine.retries();
+    assert!(
+        retries.chunks >= 1,
+        "{retries:?}: the 5 s window no longer loops"
+    );
+    assert_eq!(retries.cut, 0, "{retries:?}");
+    let (errors, _) = word_errors(
+        &normalize_numbers(&clip.entry.text),
+        &normalize_numbers(&output.text),
+    );
+    assert_eq!(errors, 0, "{}", output.text);
+
+    // With no retry at all, the loop is cut out where it starts.
+    let cutting = WhisperEngine::new(models, 0).with_recovery(Recovery::parse("none").unwrap());
+    let output = hear_clip(&cutting, "tiny.en", clip, true, Task::Transcribe, false);
+    assert_eq!(cutting.retries().cut, 1, "{:?}", cutting.retries());
+    check_no_loop(&output, "no retries");
+    assert!(
+        output.text.to_lowercase().starts_with("go forward"),
+        "{}",
+        output.text
+    );
+}
+
+#[test]
+fn translation_on_the_multilingual_model_returns_no_loop() {
+    let Some(models) = test_models_with_base() else {
+        return;
+    };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let engine = WhisperEngine::new(models, 0);
+    let foreign = corpus
+        .clips()
+        .iter()
+        .filter(|c| ["de", "fr", "es"].contains(&c.entry.language.as_str()));
+    for clip in foreign {
+        let output = hear_clip(&engine, "base", clip, true, Task::Translate, false);
+        check_no_loop(&output, clip.id());
+    }
+}
