@@ -115,14 +115,7 @@ fn opus_recordings_replay_as_their_wav_in_sim_mode() {
 fn opus_recordings_transcribe_as_their_wav_with_the_real_model() {
     let Some(models) = test_models() else { return };
     let home = tempfile::tempdir().unwrap();
-    let selected = common::verbatim(home.path())
-        .env("VERBATIM_MODELS_DIR", models.path())
-        .args(["models", "select", "tiny.en"])
-        .output()
-        .unwrap();
-    assert!(selected.status.success(), "{selected:?}");
-    let server =
-        SpawnedServer::start_with_env(home.path(), &[], &[("VERBATIM_MODELS_DIR", models.path())]);
+    let server = common::serve_model(home.path(), &models, "tiny.en", &[]);
     let answers = transcribe_all(&server);
     let wav_text = &answers[0].0;
     assert!(

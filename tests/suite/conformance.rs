@@ -308,14 +308,7 @@ fn validate_junit(file: &Path) {
 fn a_real_server_passes_with_the_installed_model() {
     let Some(models) = test_models() else { return };
     let home = tempfile::tempdir().unwrap();
-    let selected = verbatim(home.path())
-        .env("VERBATIM_MODELS_DIR", models.path())
-        .args(["models", "select", "tiny.en"])
-        .output()
-        .unwrap();
-    assert!(selected.status.success(), "{selected:?}");
-    let server =
-        SpawnedServer::start_with_env(home.path(), &[], &[("VERBATIM_MODELS_DIR", models.path())]);
+    let server = common::serve_model(home.path(), &models, "tiny.en", &[]);
     seed(home.path(), &server);
     let before = state(&server);
     let (out, report) = kit(home.path(), &server, &["--allow-writes"]);

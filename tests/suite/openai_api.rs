@@ -311,14 +311,7 @@ fn the_openai_sdk_translates_streams_and_times_words_with_real_models() {
         return;
     };
     let home = tempfile::tempdir().unwrap();
-    let selected = verbatim(home.path())
-        .env("VERBATIM_MODELS_DIR", models.path())
-        .args(["models", "select", "base"])
-        .output()
-        .unwrap();
-    assert!(selected.status.success(), "{selected:?}");
-    let server =
-        SpawnedServer::start_with_env(home.path(), &[], &[("VERBATIM_MODELS_DIR", models.path())]);
+    let server = common::serve_model(home.path(), &models, "base", &[]);
     let (german, minutes) = (clip("de-morning"), clip("en-long-minutes"));
     let answers = sdk(
         &python,

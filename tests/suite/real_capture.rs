@@ -275,13 +275,11 @@ fn without_a_sound_server_or_card_no_source_is_available_at_once() {
     // An ALSA configuration with no PCM at all: no card, no default, no PulseAudio plugin.
     let alsa = dir.path().join("alsa.conf");
     std::fs::write(&alsa, "# no devices\n").unwrap();
+    // The child test's name in this binary: its module path without the crate's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let child = format!("{module}::no_sound_server_child");
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "no_sound_server_child",
-            "--ignored",
-            "--nocapture",
-        ])
+        .args(["--exact", &child, "--ignored", "--nocapture"])
         .env(CHILD, "1")
         .env_remove("PULSE_SERVER")
         .env_remove("PULSE_RUNTIME_PATH")

@@ -471,17 +471,7 @@ fn the_openai_sdk_and_a_browser_client_transcribe_real_speech_streamed_at_real_t
         return;
     };
     let home = tempfile::tempdir().unwrap();
-    let selected = common::verbatim(home.path())
-        .env("VERBATIM_MODELS_DIR", models.path())
-        .args(["models", "select", "tiny.en"])
-        .output()
-        .unwrap();
-    assert!(selected.status.success(), "{selected:?}");
-    let server = SpawnedServer::start_with_env(
-        home.path(),
-        &["--require-token"],
-        &[("VERBATIM_MODELS_DIR", models.path())],
-    );
+    let server = common::serve_model(home.path(), &models, "tiny.en", &["--require-token"]);
     let port = server.discovery.port;
     let token = server.discovery.token.clone();
     // Two recordings with a pause between them, sent at 24 kHz in real time.
@@ -542,14 +532,7 @@ fn verbatim_listen_prints_what_the_microphone_hears() {
         return;
     };
     let home = tempfile::tempdir().unwrap();
-    let selected = common::verbatim(home.path())
-        .env("VERBATIM_MODELS_DIR", models.path())
-        .args(["models", "select", "tiny.en"])
-        .output()
-        .unwrap();
-    assert!(selected.status.success(), "{selected:?}");
-    let server =
-        SpawnedServer::start_with_env(home.path(), &[], &[("VERBATIM_MODELS_DIR", models.path())]);
+    let server = common::serve_model(home.path(), &models, "tiny.en", &[]);
     let listen = common::verbatim(home.path())
         .args(["--port", &server.discovery.port.to_string(), "listen"])
         .stdout(std::process::Stdio::piped())

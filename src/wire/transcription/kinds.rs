@@ -1,8 +1,8 @@
 //! The kinds of transcription option: how each is read from text (form fields, headers) and
 //! from JSON, and written back for the client.
 
-use super::{FieldError, ResponseFormat, split_hints};
 use super::Task;
+use super::{FieldError, ResponseFormat, split_hints};
 use crate::wire::parse_bool_word;
 
 /// Whether a value was taken (or why it was refused).

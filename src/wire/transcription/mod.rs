@@ -243,8 +243,8 @@ pub struct TranscriptionSegment {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::Task;
+    use super::*;
 
     #[test]
     fn hints_split_on_commas_and_drop_empties() {

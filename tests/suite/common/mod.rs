@@ -506,6 +506,18 @@ pub fn verbatim(home: &Path) -> Command {
     cmd
 }
 
+/// The real binary serving the models in `models` with `model` selected (as `verbatim models
+/// select` does), data in `home`; `args` are added to `serve`.
+pub fn serve_model(home: &Path, models: &ModelDir, model: &str, args: &[&str]) -> SpawnedServer {
+    let selected = verbatim(home)
+        .env("VERBATIM_MODELS_DIR", models.path())
+        .args(["models", "select", model])
+        .output()
+        .unwrap();
+    assert!(selected.status.success(), "{selected:?}");
+    SpawnedServer::start_with_env(home, args, &[("VERBATIM_MODELS_DIR", models.path())])
+}
+
 /// The real binary serving on port 0 with data folder `home`. Its standard error, when piped, is
 /// read as it comes (a server logs a line per request and must never block on a full pipe).
 pub struct SpawnedServer {
