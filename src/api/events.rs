@@ -140,7 +140,7 @@ pub(super) mod testing {
 
     use super::*;
     use crate::transcribe::testing::{SecondChunk, transcriber};
-    use crate::transcribe::{Origin, Transcriber};
+    use crate::transcribe::{Caller, Transcriber};
     use crate::wire::transcription::TranscribeOptions;
 
     /// A transcriber over a [`SecondChunk`] engine; its call and cancel counts.
@@ -169,7 +169,7 @@ pub(super) mod testing {
             vad: Some(false),
             ..options
         };
-        t.plan(options, false, Origin::Api).await.ok().unwrap()
+        t.plan(options, false, Caller::Api).await.ok().unwrap()
     }
 
     /// 70 s of audio: three chunks without voice activity detection.

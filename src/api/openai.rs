@@ -22,7 +22,7 @@ use super::{ApiError, blocking};
 use crate::app::App;
 use crate::engine::Task;
 use crate::engine::models::languages::WHISPER_LANGUAGES;
-use crate::transcribe::{Origin, TimedText, Transcript};
+use crate::transcribe::{Caller, TimedText, Transcript};
 use crate::wire::openai::{
     OpenAiFormat, OpenAiSegment, OpenAiStreamEvent, OpenAiTranscription,
     OpenAiVerboseTranscription, Usage,
@@ -125,7 +125,7 @@ async fn transcribe(app: Arc<App>, request: Request, task: Task) -> Result<Respo
     }
     let planned = app
         .transcriber
-        .plan(options.clone(), false, Origin::Api)
+        .plan(options.clone(), false, Caller::Api)
         .await?;
     let audio = spooled.audio();
     if stream {

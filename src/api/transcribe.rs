@@ -18,7 +18,7 @@ use super::query::Query;
 use super::upload::{Spooled, ensure_not_empty, raw_format_hint, read_form, spool_body};
 use crate::app::App;
 use crate::audio::decode::{FILE_EXTENSIONS, open_regular};
-use crate::transcribe::{Audio, Origin, Planned, TranscribeError, Transcript};
+use crate::transcribe::{Audio, Caller, Planned, TranscribeError, Transcript};
 use crate::wire::parse_bool_word;
 use crate::wire::transcription::{
     FieldError, LocalFileRequest, ResponseFormat, TranscribeOptions, Transcription,
@@ -72,7 +72,7 @@ pub async fn upload(State(app): State<Arc<App>>, request: Request) -> Result<Res
         .await?;
         let planned = app
             .transcriber
-            .plan(options.clone(), await_download, Origin::Api)
+            .plan(options.clone(), await_download, Caller::Api)
             .await?;
         answer(planned, spooled.audio(), Some(spooled), options, accept).await
     } else {
@@ -84,7 +84,7 @@ pub async fn upload(State(app): State<Arc<App>>, request: Request) -> Result<Res
         // Everything that needs no audio is checked before the body is read.
         let planned = app
             .transcriber
-            .plan(options.clone(), await_download, Origin::Api)
+            .plan(options.clone(), await_download, Caller::Api)
             .await?;
         let spooled = spool_body(request.into_body(), hint).await?;
         answer(planned, spooled.audio(), Some(spooled), options, accept).await
@@ -156,7 +156,7 @@ pub async fn local_file(
         .map_err(|e| ApiError::internal("opening the audio file stopped", e))??;
     let planned = app
         .transcriber
-        .plan(options.clone(), await_download, Origin::Api)
+        .plan(options.clone(), await_download, Caller::Api)
         .await?;
     let audio = Audio::Opened {
         file,
@@ -294,7 +294,7 @@ mod tests {
             model: Some("base".into()),
             ..TranscribeOptions::default()
         };
-        let err = t.plan(options, false, Origin::Api).await.err().unwrap();
+        let err = t.plan(options, false, Caller::Api).await.err().unwrap();
         let err = ApiError::from(err);
         assert_eq!(
             err.message(),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// The display server a session runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Session {
+pub enum DisplayServer {
     Wayland,
     X11,
 }
@@ -66,11 +66,11 @@ impl DesktopEnv {
 
     /// Wayland when `WAYLAND_DISPLAY` is set (even with an X11 display beside it, as under
     /// Xwayland), else X11 when `DISPLAY` is set, else None.
-    pub fn session(&self) -> Option<Session> {
+    pub fn session(&self) -> Option<DisplayServer> {
         if self.wayland_display.is_some() {
-            Some(Session::Wayland)
+            Some(DisplayServer::Wayland)
         } else if self.display.is_some() {
-            Some(Session::X11)
+            Some(DisplayServer::X11)
         } else {
             None
         }
@@ -103,9 +103,9 @@ mod tests {
     #[test]
     fn wayland_wins_over_x11_and_nothing_means_no_session() {
         let mut env = DesktopEnv::x11(":0");
-        assert_eq!(env.session(), Some(Session::X11));
+        assert_eq!(env.session(), Some(DisplayServer::X11));
         env.wayland_display = Some("wayland-0".into());
-        assert_eq!(env.session(), Some(Session::Wayland));
+        assert_eq!(env.session(), Some(DisplayServer::Wayland));
         assert_eq!(DesktopEnv::headless().session(), None);
     }
 }

@@ -2,7 +2,7 @@
 //! thread and transcribes while the person speaks (each chunk of speech as soon as a short pause
 //! ends it, with the session's workflow and profile: the profile's engine and model), so at stop
 //! only the last words remain; then saves the transcript to history (the session id is the
-//! entry id) and inserts it. Session status is kept in SQLite.
+//! entry id) and inserts it. ActiveDictation status is kept in SQLite.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +25,7 @@ use crate::session::{self, Capture, Driven, Driver, Internal, Live};
 use crate::session_events::EventHub;
 use crate::store::{DictationSession, Profile, Store, StoreError, Workflow, preferences};
 use crate::transcribe::{
-    Audio, Dictated, LiveAudio, Origin, Planned, Progress, ProgressSink, TranscribeError,
+    Audio, Caller, Dictated, LiveAudio, Planned, Progress, ProgressSink, TranscribeError,
     Transcriber, Transcript,
 };
 
@@ -86,7 +86,7 @@ pub struct Dictation {
 
 /// The active session's settings, fixed at start.
 #[derive(Debug, Clone)]
-pub struct Session {
+pub struct ActiveDictation {
     pub(super) started_at: DateTime<Utc>,
     pub(super) workflow: Option<Workflow>,
     /// The model the session's options resolved to at start.
@@ -137,7 +137,7 @@ impl Driven for Dictation {
     type Refused = Refused;
     const NOT_RECORDING: Refused = Refused::NotRecording;
     type Captured = Vec<f32>;
-    type Session = Session;
+    type Session = ActiveDictation;
     type Error = DictationError;
 
     fn driver(&self) -> &Driver<Self> {
@@ -330,14 +330,14 @@ impl Dictation {
     ) -> Result<Planned, DictationError> {
         let options = session_options(setup.workflow.as_ref(), setup.profile.as_ref());
         let named_model = options.model.clone();
-        let origin = Origin::Dictation(Dictated {
+        let caller = Caller::Dictation(Dictated {
             id,
             started_at: Utc::now(),
             app_name: setup.context.app_name.clone(),
             app_bundle_id: setup.context.app_id.clone(),
             app_url: setup.context.url.clone(),
         });
-        let planned = self.transcriber.plan(options, false, origin).await;
+        let planned = self.transcriber.plan(options, false, caller).await;
         let err = match planned {
             Ok(planned) => return Ok(planned),
             Err(err) => err,
@@ -406,7 +406,7 @@ impl Dictation {
         id: Uuid,
         setup: Setup,
         model: &'static str,
-    ) -> Result<(Feed, Session, usize), DictationError> {
+    ) -> Result<(Feed, ActiveDictation, usize), DictationError> {
         let max_seconds = self.store.pref_int(&preferences::MAX_DICTATION_SECONDS)?;
         let live_insertion = if self
             .store
@@ -419,7 +419,7 @@ impl Dictation {
             None
         };
         let stream = self.microphone.open()?;
-        let session = Session {
+        let session = ActiveDictation {
             started_at: Utc::now(),
             workflow: setup.workflow,
             model,
@@ -441,7 +441,12 @@ impl Dictation {
 
     /// Transcribes what was captured and saves it to history, then hands the text on for
     /// insertion.
-    async fn process(self: Arc<Self>, id: Uuid, thread: JoinHandle<Vec<f32>>, session: Session) {
+    async fn process(
+        self: Arc<Self>,
+        id: Uuid,
+        thread: JoinHandle<Vec<f32>>,
+        session: ActiveDictation,
+    ) {
         let result = transcribe_and_save(&self.transcriber, id, thread, &session).await;
         match &result {
             Ok(text) => {

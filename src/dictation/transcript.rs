@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 
 use uuid::Uuid;
 
-use super::service::Session;
+use super::service::ActiveDictation;
 use crate::engine::Task;
 use crate::session;
 use crate::store::{LanguageMode, Profile, Workflow};
@@ -20,7 +20,7 @@ pub(super) async fn transcribe_and_save(
     transcriber: &Arc<Transcriber>,
     id: Uuid,
     thread: JoinHandle<Vec<f32>>,
-    session: &Session,
+    session: &ActiveDictation,
 ) -> Result<String, String> {
     // Every sample, kept for a failure: the audio is then written out, so nothing is lost.
     let kept = session::join(thread).await.ok_or_else(|| {

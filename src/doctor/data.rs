@@ -4,20 +4,20 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use super::Check;
+use super::Finding;
 use crate::discovery::{self, DataDir, ServerLock};
 
 const FOLDER: &str = "data folder";
 const DISCOVERY: &str = "discovery file";
 
-pub fn data_folder(dir: &DataDir, settings_unreadable: Option<&str>) -> Check {
+pub fn data_folder(dir: &DataDir, settings_unreadable: Option<&str>) -> Finding {
     let root = dir.root();
     let shown = root.display();
     let meta = match std::fs::metadata(root) {
         Ok(meta) => meta,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return not_created_yet(root),
         Err(err) => {
-            return Check::fail(
+            return Finding::fail(
                 FOLDER,
                 format!("{shown} cannot be read: {err}"),
                 format!("check the permissions of its parent folders (ls -ld {shown})"),
@@ -25,7 +25,7 @@ pub fn data_folder(dir: &DataDir, settings_unreadable: Option<&str>) -> Check {
         }
     };
     if !meta.is_dir() {
-        return Check::fail(
+        return Finding::fail(
             FOLDER,
             format!("{shown} is not a folder"),
             format!("move {shown} out of the way, or point VERBATIM_HOME at a folder of your own"),
@@ -33,7 +33,7 @@ pub fn data_folder(dir: &DataDir, settings_unreadable: Option<&str>) -> Check {
     }
     let me = unsafe { libc::geteuid() };
     if meta.uid() != me {
-        return Check::fail(
+        return Finding::fail(
             FOLDER,
             format!(
                 "{shown} belongs to user id {}, not to you ({me})",
@@ -43,14 +43,14 @@ pub fn data_folder(dir: &DataDir, settings_unreadable: Option<&str>) -> Check {
         );
     }
     if !writable(root) {
-        return Check::fail(
+        return Finding::fail(
             FOLDER,
             format!("{shown} is not writable (mode {:o})", meta.mode() & 0o777),
             format!("chmod 700 {shown}"),
         );
     }
     if let Some(reason) = settings_unreadable {
-        return Check::fail(
+        return Finding::fail(
             FOLDER,
             format!("the settings database cannot be read: {reason}"),
             format!(
@@ -61,25 +61,25 @@ pub fn data_folder(dir: &DataDir, settings_unreadable: Option<&str>) -> Check {
     }
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
-        return Check::warn(
+        return Finding::warn(
             FOLDER,
             format!("{shown} can be read by other users (mode {mode:o})"),
             format!("chmod 700 {shown} (verbatim serve also does this when it starts)"),
         );
     }
-    Check::ok(FOLDER, format!("{shown} (yours, owner-only, writable)"))
+    Finding::ok(FOLDER, format!("{shown} (yours, owner-only, writable)"))
 }
 
 /// A folder that does not exist yet is fine when its nearest existing parent lets us create it.
-fn not_created_yet(root: &Path) -> Check {
+fn not_created_yet(root: &Path) -> Finding {
     let shown = root.display();
     let parent = root.ancestors().skip(1).find(|p| p.exists());
     match parent {
-        Some(parent) if parent.is_dir() && writable(parent) => Check::ok(
+        Some(parent) if parent.is_dir() && writable(parent) => Finding::ok(
             FOLDER,
             format!("{shown} does not exist yet; `verbatim serve` creates it (owner-only)"),
         ),
-        Some(parent) => Check::fail(
+        Some(parent) => Finding::fail(
             FOLDER,
             format!(
                 "{shown} does not exist and cannot be created in {}",
@@ -87,7 +87,7 @@ fn not_created_yet(root: &Path) -> Check {
             ),
             "point VERBATIM_HOME at a folder you can write to".to_string(),
         ),
-        None => Check::fail(
+        None => Finding::fail(
             FOLDER,
             format!("{shown} has no existing parent folder"),
             "point VERBATIM_HOME at a folder you can write to".to_string(),
@@ -105,12 +105,12 @@ fn writable(dir: &Path) -> bool {
     unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
 }
 
-pub fn discovery_file(dir: &DataDir) -> Check {
+pub fn discovery_file(dir: &DataDir) -> Finding {
     let path = dir.discovery_path();
     let shown = path.display();
     let running = ServerLock::is_held(dir);
     let Ok(meta) = std::fs::symlink_metadata(&path) else {
-        return Check::ok(
+        return Finding::ok(
             DISCOVERY,
             if running {
                 "none yet: a server is starting".to_string()
@@ -120,14 +120,14 @@ pub fn discovery_file(dir: &DataDir) -> Check {
         );
     };
     let Some(published) = discovery::read(dir).filter(|_| meta.is_file()) else {
-        return Check::warn(
+        return Finding::warn(
             DISCOVERY,
             format!("{shown} is not a readable discovery file"),
             format!("rm {shown} (the server writes a new one when it starts)"),
         );
     };
     if !running {
-        return Check::warn(
+        return Finding::warn(
             DISCOVERY,
             format!(
                 "{shown} is stale: left by a server that stopped without cleaning up (pid {}, port {})",
@@ -138,13 +138,13 @@ pub fn discovery_file(dir: &DataDir) -> Check {
     }
     let mode = meta.permissions().mode() & 0o777;
     if mode != 0o600 {
-        return Check::warn(
+        return Finding::warn(
             DISCOVERY,
             format!("{shown} holds the API token but has mode {mode:o}"),
             format!("chmod 600 {shown}"),
         );
     }
-    Check::ok(
+    Finding::ok(
         DISCOVERY,
         format!(
             "a server is running (pid {}, port {})",

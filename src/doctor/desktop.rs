@@ -4,24 +4,24 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{Check, Context, Status};
-use crate::dictation::desktop::{DesktopEnv, Session};
+use super::{Context, Finding, Status};
+use crate::dictation::desktop::{DesktopEnv, DisplayServer};
 use crate::hotkeys;
 
 const DISPLAY: &str = "display";
 const INSERTION: &str = "text insertion";
 const HOTKEYS: &str = "hotkeys";
 
-pub fn display(context: &Context) -> Check {
+pub fn display(context: &Context) -> Finding {
     let desktop = &context.desktop;
     match desktop.session() {
-        None => Check::fail(
+        None => Finding::fail(
             DISPLAY,
             "no graphical session: DISPLAY and WAYLAND_DISPLAY are not set",
             "run Verbatim inside your desktop session; for the background service run \
              `verbatim service install` from a terminal of that session",
         ),
-        Some(Session::Wayland) => {
+        Some(DisplayServer::Wayland) => {
             let name = desktop.wayland_display.clone().unwrap_or_default();
             let socket = if Path::new(&name).is_absolute() {
                 Some(PathBuf::from(&name))
@@ -30,9 +30,9 @@ pub fn display(context: &Context) -> Check {
             };
             match socket {
                 Some(socket) if socket.exists() => {
-                    Check::ok(DISPLAY, format!("Wayland ({name}, {})", socket.display()))
+                    Finding::ok(DISPLAY, format!("Wayland ({name}, {})", socket.display()))
                 }
-                _ => Check::fail(
+                _ => Finding::fail(
                     DISPLAY,
                     format!("WAYLAND_DISPLAY is {name} but its socket is not in XDG_RUNTIME_DIR"),
                     "run Verbatim inside your desktop session (XDG_RUNTIME_DIR and \
@@ -40,11 +40,11 @@ pub fn display(context: &Context) -> Check {
                 ),
             }
         }
-        Some(Session::X11) => {
+        Some(DisplayServer::X11) => {
             let name = desktop.display.clone().unwrap_or_default();
             match connect_x11(&name, desktop.timeout) {
-                Ok(()) => Check::ok(DISPLAY, format!("X11 ({name}) answers")),
-                Err(why) => Check::fail(
+                Ok(()) => Finding::ok(DISPLAY, format!("X11 ({name}) answers")),
+                Err(why) => Finding::fail(
                     DISPLAY,
                     format!("the X11 display {name} cannot be reached: {why}"),
                     "check DISPLAY and XAUTHORITY (as `echo $DISPLAY $XAUTHORITY` shows them \
@@ -71,7 +71,7 @@ fn connect_x11(display: &str, timeout: Duration) -> Result<(), String> {
 }
 
 /// With insertion off a display is not needed: its failure is only a warning then.
-pub fn relax_unless_inserting(mut check: Check, insertion: &str) -> Check {
+pub fn relax_unless_inserting(mut check: Finding, insertion: &str) -> Finding {
     if insertion == "none" && check.status == Status::Fail {
         check.status = Status::Warn;
     }
@@ -79,12 +79,12 @@ pub fn relax_unless_inserting(mut check: Check, insertion: &str) -> Check {
 }
 
 /// The tools each insertion mode runs (see `dictation::insert::tools`), any one of a list.
-fn tools_for(session: Session, mode: &str) -> &'static [&'static str] {
+fn tools_for(session: DisplayServer, mode: &str) -> &'static [&'static str] {
     match (session, mode) {
-        (Session::X11, "clipboard") => &["xclip", "xsel"],
-        (Session::X11, "type") => &["xdotool"],
-        (Session::Wayland, "clipboard") => &["wl-copy"],
-        (Session::Wayland, "type") => &["wtype"],
+        (DisplayServer::X11, "clipboard") => &["xclip", "xsel"],
+        (DisplayServer::X11, "type") => &["xdotool"],
+        (DisplayServer::Wayland, "clipboard") => &["wl-copy"],
+        (DisplayServer::Wayland, "type") => &["wtype"],
         _ => &[],
     }
 }
@@ -97,15 +97,15 @@ fn package_of(tool: &str) -> &str {
     }
 }
 
-pub fn insertion_tools(desktop: &DesktopEnv, mode: &str) -> Check {
+pub fn insertion_tools(desktop: &DesktopEnv, mode: &str) -> Finding {
     if mode == "none" {
-        return Check::ok(
+        return Finding::ok(
             INSERTION,
             "off (dictationInsertion = none): dictated text stays in the history",
         );
     }
     let Some(session) = desktop.session() else {
-        return Check::fail(
+        return Finding::fail(
             INSERTION,
             format!("dictationInsertion = {mode} needs a graphical session, and there is none"),
             "run Verbatim inside your desktop session, or `verbatim config set \
@@ -113,8 +113,8 @@ pub fn insertion_tools(desktop: &DesktopEnv, mode: &str) -> Check {
         );
     };
     let session_name = match session {
-        Session::X11 => "X11",
-        Session::Wayland => "Wayland",
+        DisplayServer::X11 => "X11",
+        DisplayServer::Wayland => "Wayland",
     };
     let found = |mode: &str| {
         tools_for(session, mode)
@@ -128,13 +128,13 @@ pub fn insertion_tools(desktop: &DesktopEnv, mode: &str) -> Check {
         None => format!("; {other} has no tool"),
     };
     match found(mode) {
-        Some(tool) => Check::ok(
+        Some(tool) => Finding::ok(
             INSERTION,
             format!("{mode} under {session_name} with {tool}{also}"),
         ),
         None => {
             let wanted = tools_for(session, mode);
-            Check::fail(
+            Finding::fail(
                 INSERTION,
                 format!(
                     "dictationInsertion = {mode} under {session_name} needs {}, not installed",
@@ -164,7 +164,7 @@ fn on_path(desktop: &DesktopEnv, tool: &str) -> bool {
 /// grabs on a reachable X11 display; on Wayland the desktop's GlobalShortcuts portal, else a
 /// shortcut the user binds to the CLI. Never a failure: dictation also starts from the command
 /// line.
-pub fn hotkey_backend(desktop: &DesktopEnv, display_reachable: bool) -> Check {
+pub fn hotkey_backend(desktop: &DesktopEnv, display_reachable: bool) -> Finding {
     const BIND: &str = "bind a keyboard shortcut in your desktop's settings to run \
         `verbatim dictation toggle`";
     let vars = hotkeys::SessionVars {
@@ -174,13 +174,13 @@ pub fn hotkey_backend(desktop: &DesktopEnv, display_reachable: bool) -> Check {
     };
     let plan = hotkeys::plan(&vars, true);
     match plan {
-        hotkeys::Plan::X11 { .. } if display_reachable => Check::ok(HOTKEYS, plan.describe()),
-        hotkeys::Plan::X11 { display } => Check::warn(
+        hotkeys::Plan::X11 { .. } if display_reachable => Finding::ok(HOTKEYS, plan.describe()),
+        hotkeys::Plan::X11 { display } => Finding::warn(
             HOTKEYS,
             format!("X11 display {display} cannot be reached: no key grabs"),
             format!("check DISPLAY and XAUTHORITY, or {BIND}"),
         ),
-        hotkeys::Plan::Portal => Check::warn(
+        hotkeys::Plan::Portal => Finding::warn(
             HOTKEYS,
             format!(
                 "{}; `verbatim serve` logs whether the desktop accepted them",
@@ -188,7 +188,7 @@ pub fn hotkey_backend(desktop: &DesktopEnv, display_reachable: bool) -> Check {
             ),
             format!("if the log says the portal is missing, {BIND}"),
         ),
-        hotkeys::Plan::Off { reason } => Check::warn(
+        hotkeys::Plan::Off { reason } => Finding::warn(
             HOTKEYS,
             format!("off: {reason}"),
             format!("start dictation from the command line, or {BIND}"),

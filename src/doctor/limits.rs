@@ -1,15 +1,15 @@
 //! The open file limit: the server raises its soft limit to the hard one and serves as many
 //! connections at once as that leaves room for (see `server::descriptors`).
 
-use super::Check;
+use super::Finding;
 use crate::server::descriptors::{FULL_CAP_LIMIT, MAX_CONNECTIONS, connection_cap};
 
 const NAME: &str = "open files";
 
 /// The check for an open file limit of (soft, hard), None where it cannot be read.
-pub fn open_files(limit: Option<(u64, u64)>) -> Check {
+pub fn open_files(limit: Option<(u64, u64)>) -> Finding {
     let Some((soft, hard)) = limit else {
-        return Check::warn(
+        return Finding::warn(
             NAME,
             "the open file limit cannot be read",
             "check `ulimit -n` in the shell that starts the server",
@@ -18,14 +18,14 @@ pub fn open_files(limit: Option<(u64, u64)>) -> Check {
     // The server raises the soft limit to the hard one at start.
     let cap = connection_cap(Some(hard));
     if cap >= MAX_CONNECTIONS {
-        return Check::ok(
+        return Finding::ok(
             NAME,
             format!(
                 "limit {soft} (raised to {hard} at start): up to {MAX_CONNECTIONS} connections at once"
             ),
         );
     }
-    Check::warn(
+    Finding::warn(
         NAME,
         format!(
             "the hard limit on open files is {hard}: the server serves at most {cap} connections at once instead of {MAX_CONNECTIONS}"

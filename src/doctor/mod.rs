@@ -1,5 +1,5 @@
 //! `verbatim doctor`: checks what dictation needs on this machine and explains each problem
-//! with its fix. One module per group of checks; each check is a [`Check`]. Only `fail` means
+//! with its fix. One module per group of checks; each check is a [`Finding`]. Only `fail` means
 //! dictation cannot work; `warn` is something worth knowing (a stale file, no hotkeys).
 
 mod data;
@@ -31,16 +31,16 @@ pub enum Status {
 
 /// One finding: what was checked, how it went, what was seen and, unless ok, how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
+pub struct Finding {
     pub name: &'static str,
     pub status: Status,
     pub detail: String,
     pub fix: Option<String>,
 }
 
-impl Check {
-    pub fn ok(name: &'static str, detail: impl Into<String>) -> Check {
-        Check {
+impl Finding {
+    pub fn ok(name: &'static str, detail: impl Into<String>) -> Finding {
+        Finding {
             name,
             status: Status::Ok,
             detail: detail.into(),
@@ -48,18 +48,18 @@ impl Check {
         }
     }
 
-    pub fn warn(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
-        Check {
+    pub fn warn(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
             status: Status::Warn,
             fix: Some(fix.into()),
-            ..Check::ok(name, detail)
+            ..Finding::ok(name, detail)
         }
     }
 
-    pub fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Check {
-        Check {
+    pub fn fail(name: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Finding {
+        Finding {
             status: Status::Fail,
-            ..Check::warn(name, detail, fix)
+            ..Finding::warn(name, detail, fix)
         }
     }
 }
@@ -67,7 +67,7 @@ impl Check {
 /// Every check, in the order they ran.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Report {
-    pub checks: Vec<Check>,
+    pub checks: Vec<Finding>,
     /// No check failed: everything dictation needs is there.
     pub ready: bool,
 }

@@ -5,39 +5,39 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::Check;
+use super::Finding;
 use crate::engine::models::{ModelDir, whisper_model};
 
 const NAME: &str = "model";
 /// `ggml` as whisper.cpp writes it (little-endian).
 const GGML_MAGIC: u32 = 0x6767_6d6c;
 
-pub fn model(models: &ModelDir, engine: &str, model: &str) -> Check {
+pub fn model(models: &ModelDir, engine: &str, model: &str) -> Finding {
     let install =
         |id: &str| format!("verbatim models download {id} && verbatim models select {id}");
     if model.is_empty() {
-        return Check::fail(NAME, "no model is selected", install("tiny.en"));
+        return Finding::fail(NAME, "no model is selected", install("tiny.en"));
     }
     #[cfg(feature = "moonshine")]
     if engine == crate::engine::moonshine::MOONSHINE_ENGINE {
         return moonshine(models, model);
     }
     if !engine.is_empty() && engine != "whisper" {
-        return Check::fail(
+        return Finding::fail(
             NAME,
             format!("the selected engine '{engine}' is not one this build has"),
             install(model),
         );
     }
     if !cfg!(feature = "whisper") {
-        return Check::fail(
+        return Finding::fail(
             NAME,
             "this build has no whisper engine (built without the `whisper` feature)",
             "build with the default features: cargo build --release",
         );
     }
     let Some(spec) = whisper_model(model) else {
-        return Check::fail(
+        return Finding::fail(
             NAME,
             format!("the selected model '{model}' is not in the catalog"),
             install("tiny.en"),
@@ -56,12 +56,12 @@ pub fn model(models: &ModelDir, engine: &str, model: &str) -> Check {
                 models.path().display()
             )
         };
-        return Check::fail(NAME, detail, format!("verbatim models download {model}"));
+        return Finding::fail(NAME, detail, format!("verbatim models download {model}"));
     }
     match ggml_header(&path) {
         Ok(()) => {
             let megabytes = std::fs::metadata(&path).map_or(0, |m| m.len()) / 1_000_000;
-            Check::ok(
+            Finding::ok(
                 NAME,
                 format!(
                     "{model} at {} ({megabytes} MB, a valid ggml header)",
@@ -69,7 +69,7 @@ pub fn model(models: &ModelDir, engine: &str, model: &str) -> Check {
                 ),
             )
         }
-        Err(problem) => Check::fail(
+        Err(problem) => Finding::fail(
             NAME,
             format!("{} cannot be loaded: {problem}", path.display()),
             format!("verbatim models remove {model} && verbatim models download {model}"),
@@ -80,11 +80,11 @@ pub fn model(models: &ModelDir, engine: &str, model: &str) -> Check {
 /// A Moonshine model: its files at their pinned sizes, and the ONNX Runtime library it opens
 /// (its SHA-256 checked: a damaged library would crash the server when loaded).
 #[cfg(feature = "moonshine")]
-fn moonshine(models: &ModelDir, model: &str) -> Check {
+fn moonshine(models: &ModelDir, model: &str) -> Finding {
     use crate::engine::moonshine::{self, catalog::RUNTIME, moonshine_model, runtime};
     let reinstall = format!("verbatim models remove {model} && verbatim models download {model}");
     let Some(spec) = moonshine_model(model) else {
-        return Check::fail(
+        return Finding::fail(
             NAME,
             format!("the selected model '{model}' is not in the catalog"),
             "verbatim models select moonshine-tiny",
@@ -96,7 +96,7 @@ fn moonshine(models: &ModelDir, model: &str) -> Check {
         .iter()
         .find(|f| !runtime::has_size(&folder.join(f.name), f.size))
     {
-        return Check::fail(
+        return Finding::fail(
             NAME,
             format!(
                 "{model} is selected but {} is missing or incomplete",
@@ -107,7 +107,7 @@ fn moonshine(models: &ModelDir, model: &str) -> Check {
     }
     let library = runtime::library_path(models);
     match crate::engine::models::sha256_file(&library) {
-        Ok(sha256) if sha256 == RUNTIME.sha256 => Check::ok(
+        Ok(sha256) if sha256 == RUNTIME.sha256 => Finding::ok(
             NAME,
             format!(
                 "{model} in {}, ONNX Runtime at {} (checksum verified)",
@@ -115,7 +115,7 @@ fn moonshine(models: &ModelDir, model: &str) -> Check {
                 library.display()
             ),
         ),
-        Ok(_) => Check::fail(
+        Ok(_) => Finding::fail(
             NAME,
             format!("{} does not match its pinned SHA-256", library.display()),
             format!(
@@ -123,7 +123,7 @@ fn moonshine(models: &ModelDir, model: &str) -> Check {
                 library.parent().unwrap_or(&library).display()
             ),
         ),
-        Err(err) => Check::fail(
+        Err(err) => Finding::fail(
             NAME,
             format!(
                 "the ONNX Runtime library {} cannot be read: {err}",

@@ -5,14 +5,14 @@ use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-use super::{Check, Context};
+use super::{Context, Finding};
 use crate::discovery::{self, ServerLock};
 
 const NAME: &str = "port";
 const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The port `serve` would use (`--port`, else the running server's, else the preference).
-pub fn port(context: &Context, preference: u16) -> Check {
+pub fn port(context: &Context, preference: u16) -> Finding {
     let live = ServerLock::is_held(&context.data_dir)
         .then(|| discovery::read(&context.data_dir))
         .flatten();
@@ -21,7 +21,7 @@ pub fn port(context: &Context, preference: u16) -> Check {
         .or(live.as_ref().map(|published| published.port))
         .unwrap_or(preference);
     if port == 0 {
-        return Check::ok(
+        return Finding::ok(
             NAME,
             "0: the server picks a free port at each start (clients read it from the discovery file)",
         );
@@ -29,11 +29,11 @@ pub fn port(context: &Context, preference: u16) -> Check {
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     match TcpStream::connect_timeout(&address, TIMEOUT) {
         Ok(stream) => match verbatim_status(stream, port) {
-            Some(status) => Check::ok(
+            Some(status) => Finding::ok(
                 NAME,
                 format!("127.0.0.1:{port} is served by Verbatim (status {status})"),
             ),
-            None => Check::fail(
+            None => Finding::fail(
                 NAME,
                 format!("127.0.0.1:{port} is taken by another program"),
                 format!(
@@ -44,8 +44,8 @@ pub fn port(context: &Context, preference: u16) -> Check {
             ),
         },
         Err(_) => match TcpListener::bind(address) {
-            Ok(_) => Check::ok(NAME, format!("127.0.0.1:{port} is free")),
-            Err(err) => Check::fail(
+            Ok(_) => Finding::ok(NAME, format!("127.0.0.1:{port} is free")),
+            Err(err) => Finding::fail(
                 NAME,
                 format!("127.0.0.1:{port} cannot be bound: {err}"),
                 "use a free port above 1023: `verbatim config set apiServerPort <port>`",

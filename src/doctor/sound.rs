@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Check, Context};
+use super::{Context, Finding};
 
 const SERVER: &str = "sound server";
 const MICROPHONE: &str = "microphone";
@@ -13,11 +13,11 @@ const SYSTEM_AUDIO: &str = "system audio";
 /// Longest wait for `pactl` or the device list.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-pub fn sound_server(context: &Context) -> Check {
+pub fn sound_server(context: &Context) -> Finding {
     match pactl_info(context) {
-        Ok(name) => return Check::ok(SERVER, format!("{name} answers")),
+        Ok(name) => return Finding::ok(SERVER, format!("{name} answers")),
         Err(PactlError::Refused(why)) => {
-            return Check::warn(
+            return Finding::warn(
                 SERVER,
                 format!(
                     "no PulseAudio-compatible server answers ({why}); capture falls back to ALSA"
@@ -34,7 +34,7 @@ pub fn sound_server(context: &Context) -> Check {
         None => socket("pulse/native"),
     };
     if let Some(pulse) = pulse.filter(|path| path.exists()) {
-        return Check::ok(
+        return Finding::ok(
             SERVER,
             format!(
                 "a PulseAudio socket is at {} (pactl is not installed to ask it)",
@@ -43,7 +43,7 @@ pub fn sound_server(context: &Context) -> Check {
         );
     }
     if let Some(pipewire) = socket("pipewire-0").filter(|path| path.exists()) {
-        return Check::warn(
+        return Finding::warn(
             SERVER,
             format!(
                 "PipeWire runs ({}) without its PulseAudio service",
@@ -53,7 +53,7 @@ pub fn sound_server(context: &Context) -> Check {
              systemctl --user enable --now pipewire-pulse",
         );
     }
-    Check::warn(
+    Finding::warn(
         SERVER,
         "no sound server found (pactl is not installed and there is no socket); capture uses ALSA",
         START_SERVER,
@@ -127,7 +127,7 @@ fn run_with_timeout(mut command: Command) -> std::io::Result<std::process::Outpu
 
 /// The microphone (needed for dictation) and the system-audio monitor (only the Recorder's).
 #[cfg(feature = "capture")]
-pub fn capture_devices(preferred_microphone: &str) -> Vec<Check> {
+pub fn capture_devices(preferred_microphone: &str) -> Vec<Finding> {
     let preferred = Some(preferred_microphone).filter(|name| !name.is_empty());
     let preferred_owned = preferred.map(str::to_owned);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -151,8 +151,8 @@ pub fn capture_devices(preferred_microphone: &str) -> Vec<Check> {
                 _ => String::new(),
             };
             match opens(preferred) {
-                Ok(()) => Check::ok(MICROPHONE, format!("{device} through {host}{wanted}")),
-                Err(why) => Check::fail(
+                Ok(()) => Finding::ok(MICROPHONE, format!("{device} through {host}{wanted}")),
+                Err(why) => Finding::fail(
                     MICROPHONE,
                     format!("{device} through {host} cannot be opened: {why}"),
                     "check that the sound server lists it (`pactl list short sources`) and that \
@@ -160,7 +160,7 @@ pub fn capture_devices(preferred_microphone: &str) -> Vec<Check> {
                 ),
             }
         }
-        None => Check::fail(
+        None => Finding::fail(
             MICROPHONE,
             format!(
                 "no capture device through {host} ({} inputs, none a microphone)",
@@ -171,8 +171,8 @@ pub fn capture_devices(preferred_microphone: &str) -> Vec<Check> {
         ),
     };
     let system_audio = match inventory.system_audio {
-        Some(monitor) => Check::ok(SYSTEM_AUDIO, format!("{monitor} through {host}")),
-        None => Check::warn(
+        Some(monitor) => Finding::ok(SYSTEM_AUDIO, format!("{monitor} through {host}")),
+        None => Finding::warn(
             SYSTEM_AUDIO,
             format!(
                 "no monitor source through {host}: the Recorder cannot capture what the speakers play"
@@ -192,19 +192,19 @@ fn opens(preferred: Option<&str>) -> Result<(), String> {
 }
 
 #[cfg(feature = "capture")]
-fn no_devices(why: &str) -> Vec<Check> {
+fn no_devices(why: &str) -> Vec<Finding> {
     vec![
-        Check::fail(MICROPHONE, why, START_SERVER),
-        Check::warn(SYSTEM_AUDIO, why, START_SERVER),
+        Finding::fail(MICROPHONE, why, START_SERVER),
+        Finding::warn(SYSTEM_AUDIO, why, START_SERVER),
     ]
 }
 
 #[cfg(not(feature = "capture"))]
-pub fn capture_devices(_preferred_microphone: &str) -> Vec<Check> {
+pub fn capture_devices(_preferred_microphone: &str) -> Vec<Finding> {
     let why = "this build has no audio capture (built without the `capture` feature)";
     let fix = "build with the default features (needs libasound2-dev): cargo build --release";
     vec![
-        Check::fail(MICROPHONE, why, fix),
-        Check::warn(SYSTEM_AUDIO, why, fix),
+        Finding::fail(MICROPHONE, why, fix),
+        Finding::warn(SYSTEM_AUDIO, why, fix),
     ]
 }

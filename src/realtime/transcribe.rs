@@ -1,6 +1,6 @@
 //! Transcribing a realtime session's turns: one at a time, in the order they were committed,
 //! each through the one transcription path (the engine queue with everyone else's work, the
-//! dictionary and numbers, the history policy of [`Origin::Stream`]). The segments of a turn are
+//! dictionary and numbers, the history policy of [`Caller::Stream`]). The segments of a turn are
 //! reported as deltas as soon as the engine has them, then its whole text.
 
 use std::sync::Arc;
@@ -9,7 +9,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use super::config::SessionConfig;
 use super::turns::Turn;
-use crate::transcribe::{Audio, Origin, Progress, ProgressSink, TranscribeError, Transcriber};
+use crate::transcribe::{Audio, Caller, Progress, ProgressSink, TranscribeError, Transcriber};
 use crate::wire::transcription::TranscribeOptions;
 
 /// A committed turn and how to transcribe it.
@@ -56,10 +56,10 @@ pub async fn check(
         prompt: config.prompt.clone(),
         ..TranscribeOptions::default()
     };
-    let origin = Origin::Stream {
+    let caller = Caller::Stream {
         save: config.save_to_history,
     };
-    let planned = transcriber.plan(options.clone(), false, origin).await?;
+    let planned = transcriber.plan(options.clone(), false, caller).await?;
     Ok((options, planned.resolved().offer.spec.id))
 }
 
@@ -94,7 +94,7 @@ async fn transcribe_turn(
     reports: &UnboundedSender<TurnReport>,
 ) -> Result<(String, f64), TranscribeError> {
     let planned = transcriber
-        .plan(job.options, false, Origin::Stream { save: job.save })
+        .plan(job.options, false, Caller::Stream { save: job.save })
         .await?;
     let (item_id, sender) = (job.turn.item_id.clone(), reports.clone());
     let mut said_anything = false;

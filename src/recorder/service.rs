@@ -20,7 +20,7 @@ use crate::session::{self, Capture, Driven, Driver, Internal, Live};
 use crate::session_events::EventHub;
 use crate::store::{RecorderEnd, RecorderSession, Store, StoreError, preferences};
 use crate::transcribe::{
-    Audio, Job, LiveAudio, Origin, ProgressSink, TranscribeError, Transcriber, Transcript,
+    Audio, Caller, Job, LiveAudio, ProgressSink, TranscribeError, Transcriber, Transcript,
 };
 use crate::wire::transcription::TranscribeOptions;
 
@@ -55,7 +55,7 @@ pub struct Recorder {
 type LiveTranscription = tokio::task::JoinHandle<Result<Transcript, TranscribeError>>;
 
 /// The active session's live transcription and when it stopped.
-pub struct Session {
+pub struct ActiveRecording {
     /// None when transcription is off, or no model could transcribe at the start (the file is
     /// then transcribed once it is complete, and the reason given there).
     transcription: Option<LiveTranscription>,
@@ -70,7 +70,7 @@ impl Driven for Recorder {
     type Refused = Refused;
     const NOT_RECORDING: Refused = Refused::NotRecording;
     type Captured = CaptureEnd;
-    type Session = Session;
+    type Session = ActiveRecording;
     type Error = RecorderError;
 
     fn driver(&self) -> &Driver<Self> {
@@ -228,7 +228,7 @@ impl Recorder {
                 return Err(err.into());
             }
         };
-        let session = Session {
+        let session = ActiveRecording {
             transcription,
             stopped: None,
         };
@@ -257,7 +257,7 @@ impl Recorder {
         }
         let planned = self
             .transcriber
-            .plan(TranscribeOptions::default(), false, Origin::Recorder)
+            .plan(TranscribeOptions::default(), false, Caller::Recorder)
             .await
             .inspect_err(
                 |err| tracing::info!(%id, "the recording is transcribed at its end: {err}"),
@@ -461,7 +461,7 @@ async fn transcribe(transcriber: &Arc<Transcriber>, file: &Path) -> Result<Strin
         },
         options: TranscribeOptions::default(),
         await_download: false,
-        origin: Origin::Recorder,
+        caller: Caller::Recorder,
     };
     match transcriber.run(job).await {
         Ok(transcript) => Ok(transcript.text),

@@ -17,7 +17,7 @@ pub struct Job {
     pub options: TranscribeOptions,
     /// Wait for a missing model's download instead of refusing (`?await_download=1`).
     pub await_download: bool,
-    pub origin: Origin,
+    pub caller: Caller,
 }
 
 /// The audio of a job.
@@ -59,7 +59,7 @@ impl LiveAudio {
 
 /// Who asks for a transcription.
 #[derive(Debug, Clone)]
-pub enum Origin {
+pub enum Caller {
     /// An API request: saved to history when `saveApiTranscriptionsToHistory` is on.
     Api,
     /// A dictation: snippets are expanded, a translation the model cannot do is skipped, and the
@@ -84,10 +84,10 @@ pub struct Dictated {
     pub app_url: Option<String>,
 }
 
-impl Origin {
+impl Caller {
     pub(crate) fn untranslatable(&self) -> Untranslatable {
         match self {
-            Origin::Dictation(_) => Untranslatable::Transcribe,
+            Caller::Dictation(_) => Untranslatable::Transcribe,
             _ => Untranslatable::Refuse,
         }
     }

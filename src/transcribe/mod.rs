@@ -17,7 +17,7 @@ mod speech;
 mod words;
 
 pub use error::TranscribeError;
-pub use job::{Audio, Dictated, Job, LiveAudio, Origin, StageTimes, TimedText, Transcript};
+pub use job::{Audio, Caller, Dictated, Job, LiveAudio, StageTimes, TimedText, Transcript};
 pub use post::PostProcessing;
 pub use queue::DEFAULT_QUEUE;
 pub use residency::{SWEEP_INTERVAL, Unloaded};

@@ -13,7 +13,7 @@ use super::residency::{Residency, SWEEP_INTERVAL, Unloaded};
 use super::resolve::{Engines, Resolved, check, language_choice};
 use super::speech::{EngineCall, EngineSink, HeldSlot, Listened, Listener, LiveSlots};
 use super::{
-    Audio, Job, Origin, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
+    Audio, Caller, Job, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
 use crate::audio::decode::{DecodeError, decode_into, open_regular};
 use crate::cancel::Cancel;
@@ -109,7 +109,7 @@ pub struct Planned {
     transcriber: Arc<Transcriber>,
     resolved: Resolved,
     options: TranscribeOptions,
-    origin: Origin,
+    caller: Caller,
     post: PostProcessing,
     save_api_history: bool,
     /// Voice activity detection before the engine (the option, else the preference).
@@ -196,7 +196,7 @@ impl Transcriber {
 
     /// Plans and runs `job`.
     pub async fn run(self: &Arc<Self>, job: Job) -> Result<Transcript, TranscribeError> {
-        self.plan(job.options, job.await_download, job.origin)
+        self.plan(job.options, job.await_download, job.caller)
             .await?
             .run(job.audio)
             .await
@@ -208,11 +208,11 @@ impl Transcriber {
         self: &Arc<Self>,
         options: TranscribeOptions,
         await_download: bool,
-        origin: Origin,
+        caller: Caller,
     ) -> Result<Planned, TranscribeError> {
         let transcriber = self.clone();
         blocking("planning the transcription", move || {
-            transcriber.plan_now(options, await_download, origin)
+            transcriber.plan_now(options, await_download, caller)
         })
         .await
     }
@@ -221,7 +221,7 @@ impl Transcriber {
         self: Arc<Self>,
         mut options: TranscribeOptions,
         await_download: bool,
-        origin: Origin,
+        caller: Caller,
     ) -> Result<Planned, TranscribeError> {
         options.validate()?;
         let resolved = self.engines.resolve(
@@ -233,16 +233,16 @@ impl Transcriber {
             &resolved,
             &mut options,
             await_download,
-            origin.untranslatable(),
+            caller.untranslatable(),
         )?;
-        let post = match origin {
-            Origin::Corpus => PostProcessing::default(),
-            Origin::Dictation(_) => PostProcessing::from_store(&self.store, true)?,
-            Origin::Api | Origin::Recorder | Origin::Stream { .. } => {
+        let post = match caller {
+            Caller::Corpus => PostProcessing::default(),
+            Caller::Dictation(_) => PostProcessing::from_store(&self.store, true)?,
+            Caller::Api | Caller::Recorder | Caller::Stream { .. } => {
                 PostProcessing::from_store(&self.store, false)?
             }
         };
-        let save_api_history = matches!(origin, Origin::Api)
+        let save_api_history = matches!(caller, Caller::Api)
             && self
                 .store
                 .pref_bool(&preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY)?;
@@ -256,7 +256,7 @@ impl Transcriber {
             transcriber: self,
             resolved,
             options,
-            origin,
+            caller,
             post,
             save_api_history,
             vad,
@@ -304,7 +304,7 @@ impl Planned {
             self.transcriber.download(&self.resolved).await?;
             let planned = self
                 .transcriber
-                .plan(self.options, false, self.origin)
+                .plan(self.options, false, self.caller)
                 .await?;
             self = planned;
         }
@@ -480,12 +480,12 @@ impl Planned {
         }
     }
 
-    /// The history policy of the job's origin. An API transcription that heard nothing is not
+    /// The history policy of the job's caller. An API transcription that heard nothing is not
     /// kept; a dictation always is, empty or not (the contract: a session id is also its
     /// history entry id, so a finished session stays readable).
     async fn save(self, mut transcript: Transcript) -> Result<Transcript, TranscribeError> {
         if transcript.text.trim().is_empty()
-            && matches!(self.origin, Origin::Api | Origin::Stream { .. })
+            && matches!(self.caller, Caller::Api | Caller::Stream { .. })
         {
             return Ok(transcript);
         }
@@ -498,10 +498,10 @@ impl Planned {
             model: Some(transcript.model.into()),
             ..NewHistoryEntry::default()
         };
-        match &self.origin {
-            Origin::Api if self.save_api_history => {}
-            Origin::Stream { save: true } => entry.text = entry.text.trim().to_string(),
-            Origin::Dictation(dictated) => {
+        match &self.caller {
+            Caller::Api if self.save_api_history => {}
+            Caller::Stream { save: true } => entry.text = entry.text.trim().to_string(),
+            Caller::Dictation(dictated) => {
                 entry.id = Some(dictated.id);
                 entry.text = entry.text.trim().to_string();
                 entry.timestamp = Some(dictated.started_at);
@@ -801,7 +801,7 @@ mod tests {
                 ..options(model)
             },
             await_download: false,
-            origin: Origin::Api,
+            caller: Caller::Api,
         }
     }
 
@@ -814,7 +814,7 @@ mod tests {
             audio: Audio::Samples(vec![0.0; 16_000 * 3]),
             options: options("tiny.en"),
             await_download: false,
-            origin: Origin::Api,
+            caller: Caller::Api,
         };
         let heard = tokio::time::timeout(Duration::from_secs(20), t.run(silence))
             .await
@@ -887,7 +887,7 @@ mod tests {
         options.vad = Some(false);
         // An upload of 150 s: five or six chunks of at most 30 s.
         let upload = t
-            .plan(options.clone(), false, Origin::Api)
+            .plan(options.clone(), false, Caller::Api)
             .await
             .ok()
             .unwrap();
@@ -901,7 +901,7 @@ mod tests {
         blocks.send(vec![0.01; 16_000 * 16]).unwrap();
         drop(blocks);
         options.prompt = Some("live".into());
-        let live = t.plan(options, false, Origin::Api).await.ok().unwrap();
+        let live = t.plan(options, false, Caller::Api).await.ok().unwrap();
         live.run(Audio::Live(LiveAudio::new(heard))).await.unwrap();
         upload.await.unwrap().unwrap();
         let log = log.lock().unwrap().clone();
@@ -962,7 +962,7 @@ mod tests {
         let (_dir, t) = transcriber(vec![Arc::new(engine)], 1);
         let mut options = options("tiny.en");
         options.vad = Some(true);
-        let planned = t.plan(options, false, Origin::Api).await.ok().unwrap();
+        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
         let (blocks, heard) = std::sync::mpsc::channel();
         let audio = LiveAudio::new(heard);
         let stopping = audio.stopping.clone();
@@ -1025,7 +1025,7 @@ mod tests {
         });
         let mut options = options("tiny.en");
         options.vad = Some(true);
-        let planned = t.plan(options, false, Origin::Api).await.ok().unwrap();
+        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
         let transcript = planned
             .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
             .await
@@ -1073,7 +1073,7 @@ mod tests {
                 heard.lock().unwrap().extend_from_slice(segments);
             }
         });
-        let planned = t.plan(job.options, false, Origin::Api).await.ok().unwrap();
+        let planned = t.plan(job.options, false, Caller::Api).await.ok().unwrap();
         let transcript = planned
             .run_streaming(job.audio, Some(on_segments))
             .await
@@ -1134,23 +1134,23 @@ mod tests {
         for model in ["tiny", "tiny.en"] {
             let mut bad = options(model);
             bad.language_hints = vec!["de".into(), "xx".into()];
-            let err = t.plan(bad, false, Origin::Api).await.err().unwrap();
+            let err = t.plan(bad, false, Caller::Api).await.err().unwrap();
             assert_eq!(err.to_string(), "Unknown language code 'xx'");
         }
         let mut german = options("tiny");
         german.language = Some("DE".into());
-        assert!(t.plan(german.clone(), false, Origin::Api).await.is_ok());
+        assert!(t.plan(german.clone(), false, Caller::Api).await.is_ok());
         german.model = Some("tiny.en".into());
-        let err = t.plan(german, false, Origin::Api).await.err().unwrap();
+        let err = t.plan(german, false, Caller::Api).await.err().unwrap();
         assert_eq!(
             err.to_string(),
             "Engine 'whisper' does not support the language 'DE'"
         );
     }
 
-    /// A dictation's origin, with no application.
-    fn dictated() -> Origin {
-        Origin::Dictation(super::super::Dictated {
+    /// A dictation's caller, with no application.
+    fn dictated() -> Caller {
+        Caller::Dictation(super::super::Dictated {
             id: uuid::Uuid::new_v4(),
             started_at: chrono::Utc::now(),
             app_name: None,
@@ -1177,7 +1177,7 @@ mod tests {
         let (_dir, t) = transcriber(vec![engine], 1);
         let mut translate = options("tiny.en");
         translate.task = Some(Task::Translate);
-        let err = t.plan(translate.clone(), false, Origin::Api).await.err();
+        let err = t.plan(translate.clone(), false, Caller::Api).await.err();
         assert!(matches!(
             err,
             Some(TranscribeError::CannotTranslate("tiny.en"))

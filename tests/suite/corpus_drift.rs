@@ -14,7 +14,7 @@ use verbatim::engine::Engine;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::WhisperEngine;
 use verbatim::store::Store;
-use verbatim::transcribe::{Audio, Job, Origin, Transcriber, TranscriberParts, Transcript};
+use verbatim::transcribe::{Audio, Caller, Job, Transcriber, TranscriberParts, Transcript};
 use verbatim::wire::transcription::{ResponseFormat, TranscribeOptions};
 use verbatim_sim::{Corpus, Recording};
 
@@ -101,7 +101,7 @@ fn the_live_engine_still_says_what_was_recorded() {
                 audio: Audio::Samples(clip.samples.to_vec()),
                 options: options.clone(),
                 await_download: false,
-                origin: Origin::Corpus,
+                caller: Caller::Corpus,
             };
             let live: Transcript = runtime.block_on(transcriber.run(job)).unwrap();
             let recorded = &recording.clips[*id];

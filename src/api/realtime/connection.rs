@@ -44,7 +44,7 @@ enum Flow {
 
 /// Serves one session on `socket` (`permit`: its place among the sessions; None when full).
 pub async fn serve(app: Arc<App>, socket: WebSocket, permit: Option<OwnedSemaphorePermit>) {
-    let mut session = Session::new(app, socket);
+    let mut session = Connection::new(app, socket);
     let Some(_permit) = permit else {
         let refusal = Refusal::new(
             "session_limit_reached",
@@ -59,7 +59,7 @@ pub async fn serve(app: Arc<App>, socket: WebSocket, permit: Option<OwnedSemapho
     session.run().await;
 }
 
-struct Session {
+struct Connection {
     app: Arc<App>,
     socket: WebSocket,
     id: String,
@@ -79,11 +79,11 @@ struct Session {
     gone: bool,
 }
 
-impl Session {
-    fn new(app: Arc<App>, socket: WebSocket) -> Session {
+impl Connection {
+    fn new(app: Arc<App>, socket: WebSocket) -> Connection {
         let config = SessionConfig::default();
         let turns = Turns::new(config.rate, config.turn_detection);
-        Session {
+        Connection {
             app,
             socket,
             id: format!("sess_{}", uuid::Uuid::new_v4().simple()),

@@ -10,7 +10,7 @@ use super::super::progress::{count_bar, note};
 use super::super::{CliError, Globals};
 use crate::engine::Engine;
 use crate::engine::catalog::find_model;
-use crate::transcribe::{Audio, Job, Origin, Transcriber, TranscriberParts, Transcript};
+use crate::transcribe::{Audio, Caller, Job, Transcriber, TranscriberParts, Transcript};
 use crate::wire::transcription::{ResponseFormat, TranscribeOptions};
 
 #[derive(Debug, clap::Subcommand)]
@@ -77,7 +77,7 @@ pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recordi
             audio: Audio::Samples(clip.samples.to_vec()),
             options: options.clone(),
             await_download: false,
-            origin: Origin::Corpus,
+            caller: Caller::Corpus,
         };
         runtime
             .block_on(transcriber.run(job))

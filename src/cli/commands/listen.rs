@@ -58,7 +58,7 @@ pub fn run(globals: &Globals, args: ListenArgs) -> Result<(), CliError> {
         Some(path) => Source::file(path, args.speed)?,
         None => Source::microphone(args.microphone.clone())?,
     };
-    let mut session = Session::connect(&client)?;
+    let mut session = RealtimeClient::connect(&client)?;
     session.send(&session_update(&args))?;
     let mut printer = Printer::new(globals.json);
     stop_on_interrupt();
@@ -207,14 +207,14 @@ impl Source {
 }
 
 /// The WebSocket session.
-struct Session {
+struct RealtimeClient {
     socket: WebSocket<TcpStream>,
     /// Turns committed whose text has not come yet.
     waiting: usize,
 }
 
-impl Session {
-    fn connect(client: &Client) -> Result<Session, CliError> {
+impl RealtimeClient {
+    fn connect(client: &Client) -> Result<RealtimeClient, CliError> {
         let url = format!(
             "{}/v1/realtime?intent=transcription",
             client.base_url().replacen("http://", "ws://", 1)
@@ -243,7 +243,7 @@ impl Session {
             .get_ref()
             .set_read_timeout(Some(Duration::from_millis(5)))
             .map_err(CliError::local)?;
-        Ok(Session { socket, waiting: 0 })
+        Ok(RealtimeClient { socket, waiting: 0 })
     }
 
     fn send(&mut self, event: &Value) -> Result<(), CliError> {

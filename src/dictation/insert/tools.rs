@@ -9,7 +9,7 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{InsertError, Inserter};
-use crate::dictation::desktop::{DesktopEnv, Session};
+use crate::dictation::desktop::{DesktopEnv, DisplayServer};
 
 /// Leaves the text in history only (preference value `none`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -54,8 +54,8 @@ impl Inserter for Clipboard {
         }
         let tools: &[(&'static str, &[&str])] = match self.env.session() {
             None => return Err(InsertError::NoDisplay),
-            Some(Session::Wayland) => &[("wl-copy", &[])],
-            Some(Session::X11) => &[
+            Some(DisplayServer::Wayland) => &[("wl-copy", &[])],
+            Some(DisplayServer::X11) => &[
                 ("xclip", &["-selection", "clipboard"]),
                 ("xsel", &["--clipboard", "--input"]),
             ],
@@ -110,8 +110,8 @@ impl Inserter for Typing {
         }
         let (tool, args): (&'static str, &[&str]) = match self.env.session() {
             None => return Err(InsertError::NoDisplay),
-            Some(Session::Wayland) => ("wtype", &["--"]),
-            Some(Session::X11) => (
+            Some(DisplayServer::Wayland) => ("wtype", &["--"]),
+            Some(DisplayServer::X11) => (
                 "xdotool",
                 &["type", "--clearmodifiers", "--delay", "0", "--"],
             ),
