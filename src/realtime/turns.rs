@@ -509,3 +509,59 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod extremes {
+    use super::*;
+
+    /// Whatever settings a client chooses within the accepted ranges, every turn stays within
+    /// the audio, in order, and no longer than a live chunk.
+    #[test]
+    fn the_extremes_of_every_setting_cut_sound_turns() {
+        let rate = 16_000;
+        let path = format!(
+            "{}/corpus/clips/real-goforward.wav",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let speech: Vec<i16> = hound::WavReader::open(path)
+            .unwrap()
+            .samples::<i16>()
+            .map(Result::unwrap)
+            .collect();
+        let mut audio = Vec::new();
+        for _ in 0..8 {
+            audio.extend(&speech);
+            audio.extend(vec![0i16; 8_000]);
+        }
+        for threshold in [0.0, 0.05, 0.5, 0.99, 1.0] {
+            for prefix_padding_ms in [0, 2_000] {
+                for silence_duration_ms in [100, 10_000] {
+                    let detection = TurnDetection {
+                        threshold,
+                        prefix_padding_ms,
+                        silence_duration_ms,
+                    };
+                    let mut turns = Turns::new(rate, Some(detection));
+                    let mut heard: Vec<Heard> = audio
+                        .chunks(1_600)
+                        .flat_map(|block| turns.append(block).unwrap())
+                        .collect();
+                    heard.extend(turns.commit().unwrap_or_default());
+                    let mut last_end = 0;
+                    for turn in heard.iter().filter_map(|h| match h {
+                        Heard::Committed(turn) => Some(turn),
+                        _ => None,
+                    }) {
+                        assert!(turn.start_ms >= last_end, "{detection:?}: in order");
+                        assert!(
+                            turn.end_ms <= (audio.len() / 16) as u64 + 1,
+                            "{detection:?}"
+                        );
+                        assert!(turn.samples.len() <= 15 * 16_000 + 1_600, "{detection:?}");
+                        last_end = turn.end_ms;
+                    }
+                }
+            }
+        }
+    }
+}
