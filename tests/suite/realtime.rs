@@ -599,3 +599,46 @@ async fn a_silent_session_is_told_and_closed() {
     );
     server.stop().await;
 }
+
+/// `verbatim listen --file` in sim mode: a line per turn with the text the recording has, in
+/// order, then the end; a refused option ends the command with the server's message (exit 3).
+#[test]
+fn verbatim_listen_streams_a_file_and_says_why_a_session_cannot_transcribe() {
+    let home = tempfile::tempdir().unwrap();
+    let server = sim_server(home.path());
+    let file = home.path().join("two.wav");
+    let mut audio = silence(0.5);
+    for clip in ["en-hello", "en-weather"] {
+        audio.extend(pcm(clip));
+        audio.extend(silence(1.5));
+    }
+    std::fs::write(&file, common::wav_bytes(audio)).unwrap();
+    let port = server.discovery.port.to_string();
+    let listen = |extra: &[&str]| {
+        common::verbatim(home.path())
+            .args(["--port", &port, "listen", "--file"])
+            .arg(&file)
+            .args(["--speed", "0"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = listen(&[]);
+    assert!(out.status.success(), "{out:?}");
+    let expected: Vec<String> = ["en-hello", "en-weather"]
+        .iter()
+        .map(|c| common::recorded_text(c).trim().to_string())
+        .collect();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        expected
+    );
+
+    let refused = listen(&["--language", "xx"]);
+    assert_eq!(refused.status.code(), Some(3), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("Unknown language code 'xx'"), "{stderr}");
+    assert!(refused.stdout.is_empty());
+}

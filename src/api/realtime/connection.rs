@@ -18,7 +18,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 
-use super::events::{self, ClientEvent, Refusal};
+use super::events::{self, ClientEvent, Refusal, SERVER_ERROR};
 use crate::app::App;
 use crate::realtime::config::{SessionConfig, Shape};
 use crate::realtime::transcribe::{TurnJob, TurnReport, check, transcribe_turns};
@@ -188,7 +188,12 @@ impl Connection {
             Err(refusal) => {
                 self.send(events::refused(&refusal, event_id.as_deref()))
                     .await;
-                Flow::Continue
+                // The session's audio is gone: it cannot go on.
+                if refusal.code == SERVER_ERROR {
+                    Flow::Close(INTERNAL, refusal.message)
+                } else {
+                    Flow::Continue
+                }
             }
         }
     }
@@ -290,7 +295,7 @@ impl Connection {
         work: impl FnOnce(&mut Turns) -> T + Send + 'static,
     ) -> Result<T, Refusal> {
         let Some(mut turns) = self.turns.take() else {
-            return Err(Refusal::new("server_error", "the session's audio was lost"));
+            return Err(Refusal::new(SERVER_ERROR, "the session's audio was lost"));
         };
         let done = tokio::task::spawn_blocking(move || {
             let out = work(&mut turns);
@@ -304,7 +309,7 @@ impl Connection {
             }
             Err(e) => {
                 tracing::error!("a realtime session's audio work failed: {e}");
-                Err(Refusal::new("server_error", "the session's audio was lost"))
+                Err(Refusal::new(SERVER_ERROR, "the session's audio was lost"))
             }
         }
     }

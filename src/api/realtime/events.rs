@@ -24,6 +24,9 @@ pub enum ClientEvent {
     Clear,
 }
 
+/// The code of a refusal that is the server's fault (the session cannot go on).
+pub const SERVER_ERROR: &str = "server_error";
+
 /// A client event that cannot be acted on: the `error` event to answer with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refusal {
@@ -135,12 +138,18 @@ pub fn server(kind: &str, fields: Value) -> Value {
     event
 }
 
-/// `error` for a client event that could not be acted on (`event_id`: the client's).
+/// `error` for a client event that could not be acted on (`event_id`: the client's); a
+/// refusal coded `server_error` is the server's fault and typed so.
 pub fn refused(refusal: &Refusal, event_id: Option<&str>) -> Value {
+    let kind = if refusal.code == SERVER_ERROR {
+        "server_error"
+    } else {
+        "invalid_request_error"
+    };
     server(
         "error",
         json!({"error": {
-            "type": "invalid_request_error",
+            "type": kind,
             "code": refusal.code,
             "message": refusal.message,
             "param": refusal.param,
@@ -265,5 +274,7 @@ mod tests {
         let error = refused(&refusal, Some("e7"));
         assert_eq!(error["error"]["event_id"], "e7");
         assert_eq!(error["error"]["type"], "invalid_request_error");
+        let lost = refused(&Refusal::new(SERVER_ERROR, "lost"), None);
+        assert_eq!(lost["error"]["type"], "server_error");
     }
 }
