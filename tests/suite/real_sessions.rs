@@ -194,10 +194,12 @@ async fn dictation_transcribes_each_sentence_while_the_person_speaks() {
     let (code, started) = call(&app, "POST", "/v1/dictation/start").await;
     assert_eq!(code, 200, "{started}");
     let first = play("en-founded").await;
-    // A pause: the first sentence is committed while the microphone still records.
+    // A pause: the first sentence is committed while the microphone still records (no stop is
+    // sent before it comes). The wait is generous: in the one test binary another test may be
+    // running an engine on the same two cores.
     let delta = "conversation.item.input_audio_transcription.delta";
     let committed = events
-        .next(delta, Duration::from_secs(6))
+        .next(delta, Duration::from_secs(30))
         .await
         .expect("the first sentence's text while recording");
     // Speech started, provisional text while it went on, then the pause committed it.
