@@ -59,11 +59,11 @@ fn the_live_engine_still_says_what_was_recorded() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let corpus = Corpus::load(&root.join("corpus")).unwrap();
     let engines: Vec<Arc<dyn Engine>> = vec![
-        Arc::new(WhisperEngine::new(models.clone(), 0)),
+        Arc::new(WhisperEngine::new(models.clone(), common::ENGINE_THREADS)),
         #[cfg(feature = "moonshine")]
         Arc::new(verbatim::engine::moonshine::MoonshineEngine::new(
             models.clone(),
-            0,
+            common::ENGINE_THREADS,
         )),
     ];
     let (_store, transcriber) = corpus_transcriber(engines, &models);

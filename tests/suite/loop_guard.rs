@@ -56,7 +56,7 @@ fn check_no_loop(output: &EngineOutput, what: &str) {
 fn no_path_returns_a_loop_on_any_english_clip() {
     let Some(models) = test_models() else { return };
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
-    let engine = WhisperEngine::new(models, 0);
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
     let english = corpus
         .clips()
         .iter()
@@ -77,7 +77,7 @@ fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
     let Some(models) = test_models() else { return };
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
     let clip = corpus.clip("real-goforward").unwrap();
-    let engine = WhisperEngine::new(models.clone(), 0);
+    let engine = WhisperEngine::new(models.clone(), common::ENGINE_THREADS);
     let output = hear_clip(&engine, "tiny.en", clip, true, Task::Transcribe, false);
     let retries = engine.retries();
     assert!(
@@ -92,7 +92,8 @@ fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
     assert_eq!(errors, 0, "{}", output.text);
 
     // With no retry at all, the loop is cut out where it starts.
-    let cutting = WhisperEngine::new(models, 0).with_recovery(Recovery::parse("none").unwrap());
+    let cutting = WhisperEngine::new(models, common::ENGINE_THREADS)
+        .with_recovery(Recovery::parse("none").unwrap());
     let output = hear_clip(&cutting, "tiny.en", clip, true, Task::Transcribe, false);
     assert_eq!(cutting.retries().cut, 1, "{:?}", cutting.retries());
     check_no_loop(&output, "no retries");
@@ -109,7 +110,7 @@ fn translation_on_the_multilingual_model_returns_no_loop() {
         return;
     };
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
-    let engine = WhisperEngine::new(models, 0);
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
     let foreign = corpus
         .clips()
         .iter()

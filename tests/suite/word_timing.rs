@@ -122,7 +122,7 @@ fn check_starts(output: &EngineOutput, audio: &Audio) {
 fn words_spell_the_segments_in_order_and_start_with_the_speech() {
     let Some(models) = test_models() else { return };
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
-    let engine = WhisperEngine::new(models, 0);
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
     let audio = audio(
         &corpus,
         &["1.5", "en-siobhan", "2.0", "en-kubernetes", "1.0"],
@@ -163,8 +163,9 @@ fn words_stay_right_when_a_chunk_is_heard_again_through_another_window() {
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
     // A real voice that loops through the 5 s window is heard again through a wider one, and
     // windows as short as the chunk may send others there too.
-    let engine = WhisperEngine::new(models.clone(), 0);
-    let shortest = WhisperEngine::new(models, 0).with_window(EncoderWindow::Fitted { floor: 0 });
+    let engine = WhisperEngine::new(models.clone(), common::ENGINE_THREADS);
+    let shortest = WhisperEngine::new(models, common::ENGINE_THREADS)
+        .with_window(EncoderWindow::Fitted { floor: 0 });
     let mut reheard = 0;
     for (engine, clip) in [
         (&engine, "real-goforward"),
@@ -203,7 +204,7 @@ fn accented_words_come_out_whole_on_the_multilingual_model() {
         return;
     };
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
-    let engine = WhisperEngine::new(models, 0);
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
     for (clip, language) in [("de-books", "de"), ("fr-weather", "fr")] {
         let audio = audio(&corpus, &["1.0", clip, "0.5"]);
         let output = hear(

@@ -73,8 +73,12 @@ impl TestApp {
         models: ModelDir,
         scenario: Option<PathBuf>,
     ) -> TestApp {
+        let data_dir = DataDir::at(dir.path().join("data"));
+        if matches!(backends, Backends::Real) {
+            seed_engine_threads(data_dir.root());
+        }
         let app = App::build(Config {
-            data_dir: DataDir::at(dir.path().join("data")),
+            data_dir,
             backends,
             require_token,
             models,
@@ -506,6 +510,25 @@ pub fn verbatim(home: &Path) -> Command {
     cmd
 }
 
+/// Inference threads of every real engine the suite starts. The suite runs two tests at once on
+/// two cores, and whisper.cpp's (and ONNX Runtime's) threads wait for each other by spinning:
+/// the same test ran in 2.1 s alone and in 23 s beside a copy of itself with two threads per
+/// engine. With one thread each, two engines share the two cores without waiting on each other.
+pub const ENGINE_THREADS: usize = 1;
+
+/// Stores `whisperThreads` = [`ENGINE_THREADS`] in the data folder `home`, for a server or
+/// command there that runs a real engine.
+pub fn seed_engine_threads(home: &Path) {
+    use verbatim::store::{PrefValue, preferences};
+    let store = verbatim::discovery::DataDir::at(home).open_store().unwrap();
+    store
+        .set_pref(
+            &preferences::WHISPER_THREADS,
+            &PrefValue::Int(ENGINE_THREADS as i64),
+        )
+        .unwrap();
+}
+
 /// The real binary serving the models in `models` with `model` selected (as `verbatim models
 /// select` does), data in `home`; `args` are added to `serve`.
 pub fn serve_model(home: &Path, models: &ModelDir, model: &str, args: &[&str]) -> SpawnedServer {
@@ -540,6 +563,9 @@ impl SpawnedServer {
         let mut command = verbatim(home);
         for (key, value) in env {
             command.env(key, value);
+        }
+        if env.iter().any(|(key, _)| *key == "VERBATIM_MODELS_DIR") {
+            seed_engine_threads(home);
         }
         let child = command
             .args(["serve", "--port", "0"])
