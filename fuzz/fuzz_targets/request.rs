@@ -79,6 +79,7 @@ fn fixture() -> &'static Fixture {
             models: ModelDir::new(dir.path().join("models")),
             scenario: None,
             sim_clock: None,
+            realtime_idle: verbatim::realtime::IDLE_TIMEOUT,
         })
         .unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread()

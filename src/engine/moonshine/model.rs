@@ -115,7 +115,9 @@ impl Model {
         speech: bool,
         cancel: &Cancel,
     ) -> Result<Heard, EngineError> {
+        let started = std::time::Instant::now();
         let encoded = self.encode(samples)?;
+        let encoded_at = started.elapsed();
         let (layers, heads, head_dim) = (self.shape.layers, self.shape.heads, self.shape.head_dim);
         let vocabulary = self.tokenizer.len();
         let empty = || Tensor::<f32>::from_array(([1, heads, 0, head_dim], Vec::<f32>::new()));
@@ -184,6 +186,13 @@ impl Model {
                 break;
             }
         }
+        tracing::debug!(
+            "moonshine: {:.1} s of audio encoded in {} ms, {} tokens decoded in {} ms",
+            samples.len() as f64 / 16_000.0,
+            encoded_at.as_millis(),
+            tokens.len(),
+            (started.elapsed() - encoded_at).as_millis()
+        );
         let avg_logprob = if tokens.is_empty() {
             0.0
         } else {

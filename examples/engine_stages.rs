@@ -1,0 +1,128 @@
+//! Where an engine's time goes on short clips: each clip of a list (one `file<TAB>text` line
+//! each, or the corpus's real recordings) heard by a model after one warm-up, in rounds; prints
+//! per clip the time of each round, then median, p90 and total per round. With
+//! `RUST_LOG=verbatim::engine::moonshine=debug` the Moonshine engine logs its encoder and decoder
+//! time of every chunk.
+//!
+//! ```text
+//! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
+//!     cargo run --release --example engine_stages -- moonshine-base [LIST] [--rounds N] [--threads N]
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use verbatim::audio::{decode, vad};
+use verbatim::cancel::Cancel;
+use verbatim::engine::models::ModelDir;
+use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+
+/// The clips of `list` (`file<TAB>text`, files relative to the list), or the corpus's real ones.
+fn clips(list: Option<&Path>) -> Vec<PathBuf> {
+    match list {
+        Some(list) => {
+            let base = list.parent().unwrap_or(Path::new("."));
+            std::fs::read_to_string(list)
+                .expect("the list")
+                .lines()
+                .filter_map(|line| line.split('\t').next())
+                .filter(|file| !file.is_empty())
+                .map(|file| base.join(file))
+                .collect()
+        }
+        None => {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips");
+            let mut clips: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .expect("the corpus")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("real-"))
+                })
+                .filter(|p| !p.to_string_lossy().contains("noise"))
+                .collect();
+            clips.sort();
+            clips
+        }
+    }
+}
+
+fn engine_for(models: ModelDir, model: &str, threads: usize) -> Box<dyn Engine> {
+    let spec = verbatim::engine::catalog::find_model(model).expect("a model of the catalog");
+    match spec.engine {
+        "moonshine" => Box::new(verbatim::engine::moonshine::MoonshineEngine::new(
+            models, threads,
+        )),
+        _ => Box::new(verbatim::engine::whisper::WhisperEngine::new(
+            models, threads,
+        )),
+    }
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let mut args = std::env::args().skip(1);
+    let model = args.next().expect("a model id");
+    let (mut list, mut rounds, mut threads) = (None, 3usize, 2usize);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).expect("N"),
+            "--threads" => threads = args.next().and_then(|n| n.parse().ok()).expect("N"),
+            _ => list = Some(PathBuf::from(arg)),
+        }
+    }
+    let models =
+        ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
+    let engine = engine_for(models, &model, threads);
+    let audio: Vec<(PathBuf, Vec<f32>)> = clips(list.as_deref())
+        .into_iter()
+        .map(|path| {
+            let samples = decode::decode_file(&path, None).expect("a clip").samples;
+            (path, samples)
+        })
+        .collect();
+    let hear = |samples: &[f32]| {
+        let request = EngineRequest {
+            samples,
+            chunks: vad::chunks_to_hear(samples, true),
+            trimmed_to_speech: true,
+            language: LanguageChoice::Exact("en".into()),
+            task: Task::Transcribe,
+            initial_prompt: None,
+            words: false,
+            cancel: Cancel::new(),
+        };
+        let started = Instant::now();
+        let heard = engine.transcribe(&model, &request).expect("transcribed");
+        (started.elapsed().as_secs_f64(), heard.text)
+    };
+    hear(&audio[0].1);
+    let mut times = Vec::new();
+    let mut totals = vec![0.0; rounds];
+    for (path, samples) in &audio {
+        let mut line = format!(
+            "{:>5.1} s {}",
+            samples.len() as f64 / 16_000.0,
+            path.file_name().unwrap().to_string_lossy()
+        );
+        for total in totals.iter_mut() {
+            let (seconds, _) = hear(samples);
+            line += &format!(" {seconds:.3}");
+            *total += seconds;
+            times.push(seconds);
+        }
+        println!("{line}");
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    let per_round = totals.iter().sum::<f64>() / rounds as f64;
+    println!(
+        "{model}: median {:.3} s, p90 {:.3} s, {per_round:.2} s per round ({} clips, {rounds} rounds, {threads} threads)",
+        at(0.5),
+        at(0.9),
+        audio.len()
+    );
+}
