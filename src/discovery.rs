@@ -195,6 +195,8 @@ pub fn current_token(store: &Store) -> Result<String, StoreError> {
 pub fn rotate_token(dir: &DataDir, store: &Store) -> Result<String, RotateError> {
     let token = generate_token();
     store.set_secret(TOKEN_SECRET, &token)?;
+    // Browsers signed in with the page lose their session with the old token.
+    store.end_web_sessions()?;
     if ServerLock::is_held(dir)
         && let Some(mut published) = read(dir)
     {

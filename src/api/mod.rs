@@ -54,7 +54,9 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
         .layer(DefaultBodyLimit::disable())
         .route_layer(from_fn(limits::limit_body))
         .route_layer(from_fn_with_state(app.clone(), security::require_token));
-    let public = Router::new().route("/v1/status", get(status::status));
+    let public = Router::new()
+        .route("/v1/status", get(status::status))
+        .merge(crate::web::routes());
     with_common_layers(protected.merge(public).with_state(app), port)
 }
 

@@ -127,7 +127,51 @@ fn token_allows(app: &App, headers: &HeaderMap) -> Result<bool, ApiError> {
     if !app.token_required()? {
         return Ok(true);
     }
-    Ok(token_matches(headers, &app.token()?))
+    if token_matches(headers, &app.token()?) {
+        return Ok(true);
+    }
+    match browser_session(headers) {
+        Some(session) if sent_by_own_page(headers) => {
+            Ok(app.store.web_session_valid(session, unix_now())?)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The cookie a signed-in browser carries (set by the page's `/login`).
+pub const SESSION_COOKIE: &str = "verbatim_session";
+
+/// The value of the [`SESSION_COOKIE`] in `headers`, if any.
+pub fn browser_session(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value)
+}
+
+/// Sent by the server's own page: its `Origin` is the server's own, or (a same-origin `GET`,
+/// for which browsers send no `Origin`) the browser says `Sec-Fetch-Site: same-origin`.
+fn sent_by_own_page(headers: &HeaderMap) -> bool {
+    let port = request_port(headers);
+    let mut origins = headers.get_all(header::ORIGIN).iter();
+    match (origins.next(), origins.next()) {
+        (Some(origin), None) => origin.to_str().is_ok_and(|o| is_own_origin(o, port)),
+        (None, _) => headers
+            .get("sec-fetch-site")
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"same-origin")),
+        _ => false,
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// True when the Bearer token, the `X-Verbatim-API-Token` header or, in a WebSocket handshake,

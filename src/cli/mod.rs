@@ -145,6 +145,8 @@ pub enum Command {
     Recorder(commands::recorder::RecorderCommand),
     /// Stream the microphone (or a file, at real time) to the server and print the text as it comes.
     Listen(commands::listen::ListenArgs),
+    /// Open Verbatim's page in the browser, signed in by a one-time link.
+    Open(commands::open::OpenArgs),
     /// Write a settings backup (workflows, dictionary, history...) to a file, atomically.
     Export {
         /// The backup file to write (`~` is expanded).
@@ -265,6 +267,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Dictation(cmd) => commands::dictation::run(globals, cmd),
         Command::Recorder(cmd) => commands::recorder::run(globals, cmd),
         Command::Listen(args) => commands::listen::run(globals, args),
+        Command::Open(args) => commands::open::run(globals, args),
         Command::Export { path } => commands::backup::export(globals, &path),
         Command::Import { path } => commands::backup::import(globals, &path),
         Command::Config(cmd) => commands::config::run(globals, cmd),

@@ -167,6 +167,13 @@ const MIGRATIONS: &[&str] = &[
         workflow_name TEXT,
         error         TEXT
     ) STRICT;",
+    // 7: the web page's one-time sign-in codes and the browser sessions they open (SHA-256
+    // of each, never the value; never part of a backup)
+    "CREATE TABLE web_sign_ins (
+        hash       TEXT PRIMARY KEY NOT NULL,
+        kind       TEXT NOT NULL CHECK (kind IN ('code', 'session')),
+        created_at INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 pub fn current_version(conn: &Connection) -> rusqlite::Result<usize> {

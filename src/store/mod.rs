@@ -18,6 +18,7 @@ pub mod rules;
 pub mod search;
 pub mod secrets;
 pub mod sessions;
+pub mod sign_in;
 pub mod snippets;
 pub mod text;
 pub mod workflows;

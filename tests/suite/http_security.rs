@@ -245,7 +245,9 @@ async fn unknown_routes_and_wrong_methods_are_404_before_the_token_check() {
         ("GET", "/v1/nope"),
         ("POST", "/v1/status"),
         ("DELETE", PROTECTED),
-        ("GET", "/"),
+        // `/` is the page (GET only); any other method is an unknown route.
+        ("POST", "/"),
+        ("GET", "/assets/missing.css"),
     ] {
         let (status, headers, body) =
             send(&router, request(method, path).body(Body::empty()).unwrap()).await;

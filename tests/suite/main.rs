@@ -58,4 +58,5 @@ mod transcribe;
 mod transcribe_events;
 mod upload_memory;
 mod voice_activity;
+mod web_page;
 mod word_timing;

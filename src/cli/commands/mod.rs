@@ -15,6 +15,7 @@ mod live_text;
 pub mod local_data;
 pub mod man;
 pub mod models;
+pub mod open;
 pub mod recorder;
 pub mod rules;
 pub mod serve;

@@ -1,0 +1,116 @@
+//! Verbatim's own page: `GET /` and its assets (all inside the binary, served under a strict
+//! Content-Security-Policy) and the sign-in link `GET /login?code=` that `verbatim open` makes
+//! when the API needs a token. The page talks to the `/v1/` API like any other client.
+
+mod assets;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+
+pub use assets::{ASSETS, Asset};
+
+use crate::api::security::{SESSION_COOKIE, unix_now};
+use crate::api::{ApiError, blocking};
+use crate::app::App;
+use crate::store::sign_in::SESSION_LIFETIME_SECS;
+
+/// The policy of every page response: nothing but the server's own scripts, styles, images
+/// and connections; no inline script or style, no plugins, no framing.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
+     style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; \
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// The page's routes (public: the page holds no data; its API calls need the token or a
+/// signed-in browser).
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/", get(|| async { page(&assets::INDEX) }))
+        .route("/assets/{file}", get(asset))
+        .route("/login", get(login))
+}
+
+async fn asset(Path(file): Path<String>) -> Response {
+    match assets::find(&file) {
+        Some(asset) => page(asset),
+        None => ApiError::RouteNotFound {
+            method: axum::http::Method::GET,
+            path: format!("/assets/{file}"),
+        }
+        .into_response(),
+    }
+}
+
+/// `asset` with the page's security headers.
+fn page(asset: &Asset) -> Response {
+    with_page_headers(
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(asset.content_type),
+            )],
+            asset.body,
+        )
+            .into_response(),
+    )
+}
+
+fn with_page_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    response
+}
+
+#[derive(Deserialize)]
+struct LoginQuery {
+    code: Option<String>,
+}
+
+/// Spends the one-time code: a valid one sets the session cookie (HttpOnly, SameSite=Strict)
+/// and sends the browser to `/`; a used, late or unknown one gets a page saying what to do.
+async fn login(State(app): State<Arc<App>>, Query(query): Query<LoginQuery>) -> Response {
+    let code = query.code.unwrap_or_default();
+    let session = crate::discovery::generate_token();
+    let opened = session.clone();
+    let redeemed = blocking(&app, move |app| {
+        Ok(app.store.redeem_sign_in_code(&code, &opened, unix_now())?)
+    })
+    .await;
+    match redeemed {
+        Ok(true) => {
+            let cookie = format!(
+                "{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_LIFETIME_SECS}"
+            );
+            let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
+            if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+                response.headers_mut().insert(header::SET_COOKIE, cookie);
+            }
+            response
+        }
+        Ok(false) => with_page_headers(
+            (
+                StatusCode::UNAUTHORIZED,
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/html; charset=utf-8"),
+                )],
+                assets::LINK_SPENT.body,
+            )
+                .into_response(),
+        ),
+        Err(err) => err.into_response(),
+    }
+}

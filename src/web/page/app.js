@@ -1,0 +1,388 @@
+// Verbatim's page: every view calls the /v1/ API of the server that serves it, with the
+// browser's session cookie (set by /login) or none where the API needs no token. Text from the
+// API is only ever set as text, never as markup.
+
+const $ = (id) => document.getElementById(id);
+
+/** An answer of the API that is not a success: the Error object's message. */
+class ApiError extends Error {}
+
+async function api(method, path, body, signal) {
+  const init = { method, headers: {}, credentials: "same-origin", signal };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const message = data?.error?.message ?? `${response.status} ${response.statusText}`;
+    if (response.status === 401) {
+      throw new ApiError(`${message}. Run "verbatim open" for a sign-in link.`);
+    }
+    throw new ApiError(message);
+  }
+  return data;
+}
+
+function showError(err) {
+  const box = $("error");
+  box.textContent = err.message;
+  box.hidden = false;
+}
+
+/** Runs `work`, showing its failure as the page's error line. */
+async function attempt(work) {
+  try {
+    const result = await work();
+    $("error").hidden = true;
+    return result;
+  } catch (err) {
+    showError(err);
+    return undefined;
+  }
+}
+
+function element(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props);
+  for (const child of children) {
+    node.append(child);
+  }
+  return node;
+}
+
+function button(label, onClick, props = {}) {
+  return element("button", { type: "button", className: "quiet", textContent: label, onclick: onClick, ...props });
+}
+
+// ---- Status ----
+
+async function refreshStatus() {
+  try {
+    const status = await api("GET", "/v1/status");
+    $("status").textContent = status.status === "ready"
+      ? `Ready: ${status.engine} (${status.model})`
+      : "No model selected: run verbatim models select ID";
+  } catch (err) {
+    $("status").textContent = `Server not answering (${err.message})`;
+  }
+}
+
+// ---- Live text (dictation and the Recorder) ----
+
+/** Follows `/v1/<service>/events`: committed text plain, the open chunk's tentative text dimmed. */
+function followLive(service, box, onState) {
+  const committed = box.querySelector(".committed");
+  const tentative = box.querySelector(".tentative");
+  const events = new EventSource(`/v1/${service}/events`);
+  const on = (type, handle) => events.addEventListener(type, (message) => handle(JSON.parse(message.data)));
+  on(`${service}.started`, () => {
+    committed.textContent = "";
+    tentative.textContent = "";
+    onState("recording");
+  });
+  on("conversation.item.input_audio_transcription.delta", (event) => {
+    committed.textContent += (committed.textContent ? " " : "") + event.delta;
+    tentative.textContent = "";
+  });
+  on(`${service}.tentative`, (event) => {
+    tentative.textContent = (committed.textContent ? " " : "") + event.text;
+  });
+  on(`${service}.stopped`, () => onState("processing"));
+  on(`${service}.completed`, (event) => {
+    if (typeof event.text === "string") {
+      committed.textContent = event.text;
+    }
+    tentative.textContent = "";
+    onState("completed", event);
+  });
+  on(`${service}.failed`, (event) => {
+    tentative.textContent = "";
+    onState("failed", event);
+    showError(new Error(event.error));
+  });
+  return events;
+}
+
+// ---- Dictation ----
+
+function renderDictation(state) {
+  const recording = state === "recording";
+  $("dictation-toggle").textContent = recording ? "Stop dictation" : "Start dictation";
+  $("dictation-state").textContent = {
+    idle: "",
+    recording: "Listening…",
+    processing: "Finishing the text…",
+    inserting: "Typing the text…",
+    completed: "Done.",
+    failed: "Failed.",
+    error: "Failed.",
+  }[state] ?? state;
+}
+
+async function showDictation() {
+  const status = await api("GET", "/v1/dictation/status");
+  renderDictation(status.state);
+}
+
+async function toggleDictation() {
+  const status = await api("GET", "/v1/dictation/status");
+  if (status.is_recording) {
+    await api("POST", "/v1/dictation/stop");
+    renderDictation("processing");
+  } else {
+    await api("POST", "/v1/dictation/start");
+    renderDictation("recording");
+  }
+}
+
+// ---- Recorder ----
+
+function renderRecorder(state, event) {
+  const recording = state === "recording";
+  $("recorder-toggle").textContent = recording ? "Stop recording" : "Start recording";
+  $("recorder-state").textContent = { recording: "Recording…", processing: "Finishing…", completed: "Done.", failed: "Failed." }[state] ?? "";
+  if (state === "completed" && event?.output_file) {
+    $("recorder-file").textContent = `Saved as ${event.output_file}`;
+  }
+}
+
+async function showRecorder() {
+  const status = await api("GET", "/v1/recorder/status");
+  renderRecorder(status.recording ? "recording" : "idle");
+}
+
+async function toggleRecorder() {
+  const status = await api("GET", "/v1/recorder/status");
+  if (status.recording) {
+    await api("POST", "/v1/recorder/stop");
+    renderRecorder("processing");
+  } else {
+    const mic = $("recorder-mic").checked;
+    const system = $("recorder-system").checked;
+    const started = await api("POST", `/v1/recorder/start?mic=${mic}&system_audio=${system}`);
+    $("recorder-file").textContent = "";
+    renderRecorder("recording", started);
+  }
+}
+
+// ---- History ----
+
+const HISTORY_PAGE = 50;
+let historyOffset = 0;
+/** When the keystroke that asked for the shown list came (performance.now()). */
+let historyAsked = null;
+
+function formatTime(timestamp) {
+  const date = new Date(timestamp);
+  return Number.isNaN(date.getTime()) ? timestamp : date.toLocaleString();
+}
+
+/** The history request in flight; a newer keystroke aborts it. */
+let historyRequest = null;
+
+async function showHistory() {
+  historyRequest?.abort();
+  const request = new AbortController();
+  historyRequest = request;
+  const started = performance.now();
+  const query = $("history-search").value.trim();
+  let data;
+  try {
+    data = await api("GET", `/v1/history?limit=${HISTORY_PAGE}&offset=${historyOffset}&q=${encodeURIComponent(query)}`, undefined, request.signal);
+  } catch (err) {
+    if (request.signal.aborted) {
+      return; // a later keystroke's answer is shown instead
+    }
+    throw err;
+  }
+  const list = $("history-list");
+  list.replaceChildren(...data.entries.map(historyItem));
+  const last = Math.min(data.offset + data.entries.length, data.total);
+  $("history-count").textContent = data.total === 0
+    ? (query ? "Nothing matches." : "No transcriptions yet.")
+    : `${data.offset + 1}–${last} of ${data.total}`;
+  $("history-newer").disabled = data.offset === 0;
+  $("history-older").disabled = last >= data.total;
+  // From the keystroke (or click) to the list shown: what scripts/bench-page reports.
+  performance.measure("history-search", { start: historyAsked ?? started, end: performance.now() });
+  historyAsked = null;
+}
+
+function historyItem(entry) {
+  const meta = [formatTime(entry.timestamp), entry.app_name, entry.model ?? entry.engine, `${entry.words_count} words`]
+    .filter(Boolean)
+    .join(" · ");
+  const copy = button("Copy", () => attempt(async () => {
+    await navigator.clipboard.writeText(entry.text);
+    copy.textContent = "Copied";
+  }), { ariaLabel: "Copy this text" });
+  const remove = button("Delete", () => attempt(async () => {
+    await api("DELETE", `/v1/history?id=${encodeURIComponent(entry.id)}`);
+    await showHistory();
+  }), { ariaLabel: "Delete this entry" });
+  return element("li", {},
+    element("div", { className: "body" },
+      element("p", { className: "text", textContent: entry.text || "(no speech)" }),
+      element("p", { className: "meta", textContent: meta })),
+    element("div", { className: "buttons" }, copy, remove));
+}
+
+/** Search as you type: every keystroke asks at once (the previous request is aborted). */
+function searchHistory(event) {
+  historyAsked = event.timeStamp;
+  historyOffset = 0;
+  attempt(showHistory);
+}
+
+// ---- Dictionary ----
+
+async function showDictionary() {
+  const [terms, corrections] = await Promise.all([
+    api("GET", "/v1/dictionary/terms"),
+    api("GET", "/v1/dictionary/corrections"),
+  ]);
+  $("term-list").replaceChildren(...terms.terms.map((term) => element("li", {},
+    element("span", { textContent: term }),
+    button("×", () => attempt(async () => {
+      await api("DELETE", "/v1/dictionary/terms", { term });
+      await showDictionary();
+    }), { ariaLabel: `Remove ${term}` }))));
+  $("correction-table").tBodies[0].replaceChildren(...corrections.corrections.map((c) => element("tr", {},
+    element("td", { textContent: c.original }),
+    element("td", { textContent: c.replacement }),
+    element("td", { textContent: c.caseSensitive ? "exact" : "any" }),
+    element("td", {},
+      button("Edit", () => {
+        $("correction-original").value = c.original;
+        $("correction-replacement").value = c.replacement;
+        $("correction-case").checked = c.caseSensitive;
+        $("correction-replacement").focus();
+      }, { ariaLabel: `Edit ${c.original}` }),
+      " ",
+      button("Delete", () => attempt(async () => {
+        await api("DELETE", "/v1/dictionary/corrections", { original: c.original });
+        await showDictionary();
+      }), { ariaLabel: `Delete ${c.original}` })))));
+}
+
+async function addTerm(event) {
+  event.preventDefault();
+  const input = $("term-input");
+  await attempt(async () => {
+    await api("PUT", "/v1/dictionary/terms", { terms: [input.value] });
+    input.value = "";
+    await showDictionary();
+  });
+}
+
+async function saveCorrection(event) {
+  event.preventDefault();
+  await attempt(async () => {
+    await api("PUT", "/v1/dictionary/corrections", {
+      original: $("correction-original").value,
+      replacement: $("correction-replacement").value,
+      caseSensitive: $("correction-case").checked,
+    });
+    $("correction-form").reset();
+    await showDictionary();
+  });
+}
+
+// ---- Rules ----
+
+async function showRules() {
+  const data = await api("GET", "/v1/rules");
+  const list = $("rule-list");
+  if (data.rules.length === 0) {
+    list.replaceChildren(element("li", { textContent: "No rules yet. Rules come with a settings backup (verbatim settings import)." }));
+    return;
+  }
+  list.replaceChildren(...data.rules.map((rule) => {
+    const toggle = element("input", { type: "checkbox", checked: rule.is_enabled, id: `rule-${rule.id}` });
+    toggle.addEventListener("change", () => attempt(async () => {
+      const toggled = await api("PUT", `/v1/rules/toggle?id=${encodeURIComponent(rule.id)}`);
+      toggle.checked = toggled.is_enabled;
+    }).then(showRules));
+    const apps = [...rule.bundle_identifiers, ...rule.url_patterns].join(", ") || "every application";
+    const language = rule.language_mode === "inherit" ? "" : ` · language: ${rule.input_language ?? rule.language_hints.join(", ") ?? rule.language_mode}`;
+    return element("li", {},
+      element("label", { htmlFor: toggle.id }, toggle, ` ${rule.name}`),
+      element("div", { className: "meta", textContent: `${apps}${language}` }));
+  }));
+}
+
+// ---- Models ----
+
+async function showModels() {
+  const data = await api("GET", "/v1/models");
+  $("model-table").tBodies[0].replaceChildren(...data.models.map((model) => {
+    const state = [model.selected ? "selected" : "", model.loaded ? "loaded" : (model.downloaded ? "downloaded" : "not downloaded")]
+      .filter(Boolean)
+      .join(", ");
+    return element("tr", {},
+      element("td", { textContent: model.id }),
+      element("td", { textContent: model.engine }),
+      element("td", { textContent: model.size_description }),
+      element("td", { textContent: String(model.language_count) }),
+      element("td", { textContent: state }));
+  }));
+}
+
+// ---- Views ----
+
+const views = {
+  dictation: showDictation,
+  recorder: showRecorder,
+  history: showHistory,
+  dictionary: showDictionary,
+  rules: showRules,
+  models: showModels,
+};
+
+function route() {
+  const asked = location.hash.slice(1);
+  const name = Object.hasOwn(views, asked) ? asked : "dictation";
+  for (const view of Object.keys(views)) {
+    $(`view-${view}`).hidden = view !== name;
+  }
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.getAttribute("href") === `#${name}`) {
+      link.setAttribute("aria-current", "page");
+    } else {
+      link.removeAttribute("aria-current");
+    }
+  }
+  attempt(views[name]);
+}
+
+function start() {
+  $("dictation-toggle").addEventListener("click", () => attempt(toggleDictation));
+  $("recorder-toggle").addEventListener("click", () => attempt(toggleRecorder));
+  $("history-search").addEventListener("input", searchHistory);
+  $("history-newer").addEventListener("click", () => {
+    historyOffset = Math.max(0, historyOffset - HISTORY_PAGE);
+    attempt(showHistory);
+  });
+  $("history-older").addEventListener("click", () => {
+    historyOffset += HISTORY_PAGE;
+    attempt(showHistory);
+  });
+  $("term-form").addEventListener("submit", addTerm);
+  $("correction-form").addEventListener("submit", saveCorrection);
+  followLive("dictation", $("dictation-text"), renderDictation);
+  followLive("recorder", $("recorder-text"), renderRecorder);
+  window.addEventListener("hashchange", route);
+  route();
+  refreshStatus();
+  setInterval(refreshStatus, 5000);
+}
+
+start();

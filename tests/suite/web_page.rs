@@ -1,0 +1,426 @@
+//! The page at `/`: its files inside the binary under a strict Content-Security-Policy, no
+//! inline script; sign-in by one-time link (once, within two minutes) to an HttpOnly,
+//! SameSite=Strict cookie that counts only with the server's own origin; `verbatim open`; and
+//! the page itself in Debian's chromium (tests/browser/page.py).
+
+use crate::common;
+
+use std::path::Path;
+use std::process::Command;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode, header};
+use common::{PORT, SpawnedServer, TestApp, request, send};
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+use verbatim::api::security::unix_now;
+use verbatim::store::sign_in::CODE_LIFETIME_SECS;
+use verbatim::web::{ASSETS, CONTENT_SECURITY_POLICY};
+
+/// GET `path` with extra headers: status, headers, body.
+async fn get(
+    router: &Router,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let mut builder = request("GET", path);
+    for (name, value) in headers {
+        builder = builder.header(*name, *value);
+    }
+    let response = router
+        .clone()
+        .oneshot(builder.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
+    (status, headers, body)
+}
+
+fn header_of(headers: &HeaderMap, name: header::HeaderName) -> &str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+#[tokio::test]
+async fn the_page_and_its_files_come_from_the_binary_under_a_strict_policy() {
+    let app = TestApp::requiring_token();
+    let router = app.router();
+    let (status, headers, html) = get(&router, "/", &[]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        header_of(&headers, header::CONTENT_TYPE),
+        "text/html; charset=utf-8"
+    );
+    assert_eq!(
+        header_of(&headers, header::CONTENT_SECURITY_POLICY),
+        CONTENT_SECURITY_POLICY
+    );
+    assert!(CONTENT_SECURITY_POLICY.starts_with("default-src 'self';"));
+    assert!(!CONTENT_SECURITY_POLICY.contains("unsafe"));
+    assert_eq!(header_of(&headers, header::X_FRAME_OPTIONS), "DENY");
+    let html = String::from_utf8(html).unwrap();
+    // No inline script or style, nothing from elsewhere: every script has a source on this server.
+    let lower = html.to_lowercase();
+    for (at, _) in lower.match_indices("<script") {
+        let tag = &lower[at..at + lower[at..].find('>').unwrap()];
+        assert!(tag.contains("src=\"/assets/"), "{tag}");
+        assert!(
+            lower[at..].starts_with(&format!("{tag}></script>")),
+            "inline script at {at}"
+        );
+    }
+    assert!(
+        !lower.contains(" style=") && !lower.contains("<style"),
+        "inline style"
+    );
+    assert!(
+        !lower.contains("http://") && !lower.contains("https://") && !lower.contains("//cdn"),
+        "a file from elsewhere"
+    );
+    let handlers = regex_lite_on_attributes(&lower);
+    assert!(handlers.is_empty(), "inline event handlers: {handlers:?}");
+
+    let mut bytes = html.len();
+    for asset in ASSETS {
+        let (status, headers, body) = get(&router, &format!("/assets/{}", asset.name), &[]).await;
+        assert_eq!(status, StatusCode::OK, "{}", asset.name);
+        assert_eq!(
+            header_of(&headers, header::CONTENT_TYPE),
+            asset.content_type
+        );
+        assert_eq!(
+            header_of(&headers, header::CONTENT_SECURITY_POLICY),
+            CONTENT_SECURITY_POLICY
+        );
+        assert_eq!(body, asset.body);
+        assert!(
+            html.contains(&format!("/assets/{}", asset.name)),
+            "{} unused",
+            asset.name
+        );
+        bytes += body.len();
+    }
+    assert!(bytes < 300 * 1024, "{bytes} bytes");
+    // The scripts build the page from text only: API text never becomes markup.
+    let script = std::str::from_utf8(verbatim::web::ASSETS[0].body).unwrap();
+    for sink in [
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+    ] {
+        assert!(!script.contains(sink), "{sink} in app.js");
+    }
+
+    let (status, _, body) = get(&router, "/assets/nothing.js", &[]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let error: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        error["error"]["message"],
+        "Not found: GET /assets/nothing.js"
+    );
+    // The defences of every route stay: another host name, another site.
+    let (status, _, _) = get(&router, "/", &[("origin", "https://example.com")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _, _) = get(&router, "/", &[("sec-fetch-site", "cross-site")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let forged = axum::http::Request::builder()
+        .uri("/")
+        .header("host", format!("evil.example:{PORT}"))
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, _) = send(&router, forged).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+/// Attributes of the form ` on<name>=` (inline event handlers) in `html`.
+fn regex_lite_on_attributes(html: &str) -> Vec<String> {
+    html.match_indices(" on")
+        .filter_map(|(at, _)| {
+            let name: String = html[at + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .collect();
+            html[at + 1 + name.len()..].starts_with('=').then_some(name)
+        })
+        .collect()
+}
+
+/// Spends `code`: the status and the session cookie it set, if any.
+async fn sign_in(router: &Router, code: &str) -> (StatusCode, Option<String>, HeaderMap) {
+    let (status, headers, _) = get(router, &format!("/login?code={code}"), &[]).await;
+    let cookie = headers
+        .get(header::SET_COOKIE)
+        .map(|v| v.to_str().unwrap().to_owned());
+    (status, cookie, headers)
+}
+
+#[tokio::test]
+async fn a_one_time_code_signs_a_browser_in_for_its_own_origin_only() {
+    let app = TestApp::requiring_token();
+    let router = app.router();
+    let store = &app.app.store;
+    store.add_sign_in_code("fresh-code", unix_now()).unwrap();
+    let (status, cookie, headers) = sign_in(&router, "fresh-code").await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(header_of(&headers, header::LOCATION), "/");
+    let cookie = cookie.expect("a session cookie");
+    let attributes: Vec<&str> = cookie.split("; ").collect();
+    for wanted in ["Path=/", "HttpOnly", "SameSite=Strict"] {
+        assert!(attributes.contains(&wanted), "{cookie}");
+    }
+    let session = attributes[0].to_owned();
+    assert!(
+        session.starts_with("verbatim_session=") && session.len() > 40,
+        "{session}"
+    );
+
+    // Spent: the same code again, an unknown one, a late one.
+    let (status, again, headers) = sign_in(&router, "fresh-code").await;
+    assert_eq!((status, again), (StatusCode::UNAUTHORIZED, None));
+    assert_eq!(
+        header_of(&headers, header::CONTENT_SECURITY_POLICY),
+        CONTENT_SECURITY_POLICY
+    );
+    assert_eq!(
+        sign_in(&router, "made-up").await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(sign_in(&router, "").await.0, StatusCode::UNAUTHORIZED);
+    store
+        .add_sign_in_code("late-code", unix_now() - CODE_LIFETIME_SECS - 5)
+        .unwrap();
+    assert_eq!(
+        sign_in(&router, "late-code").await.0,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // The cookie counts with the server's own origin (or, for a same-origin GET that carries
+    // no Origin, the browser's Sec-Fetch-Site), never alone and never for another page.
+    let own = format!("http://127.0.0.1:{PORT}");
+    let cases: &[(&[(&str, &str)], StatusCode)] = &[
+        (&[("cookie", &session), ("origin", &own)], StatusCode::OK),
+        (
+            &[("cookie", &session), ("sec-fetch-site", "same-origin")],
+            StatusCode::OK,
+        ),
+        (&[("cookie", &session)], StatusCode::UNAUTHORIZED),
+        (
+            &[("cookie", &session), ("origin", "http://127.0.0.1:9")],
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            &[
+                ("cookie", &session),
+                ("origin", "http://127.0.0.1:9"),
+                ("sec-fetch-site", "same-origin"),
+            ],
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            &[("cookie", &session), ("sec-fetch-site", "same-site")],
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            &[("cookie", "verbatim_session=guessed"), ("origin", &own)],
+            StatusCode::UNAUTHORIZED,
+        ),
+        (&[("origin", &own)], StatusCode::UNAUTHORIZED),
+        (
+            &[("cookie", &session), ("origin", "https://example.com")],
+            StatusCode::FORBIDDEN,
+        ),
+    ];
+    for (headers, expected) in cases {
+        let (status, _, _) = get(&router, "/v1/history", headers).await;
+        assert_eq!(status, *expected, "{headers:?}");
+    }
+    // Rotating the token signs every browser out.
+    let dir = verbatim::discovery::DataDir::at(app.dir.path().join("data"));
+    verbatim::discovery::rotate_token(&dir, store).unwrap();
+    let (status, _, _) = get(
+        &router,
+        "/v1/history",
+        &[("cookie", &session), ("origin", &own)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[test]
+fn verbatim_open_prints_a_link_that_signs_in_once() {
+    let home = tempfile::tempdir().unwrap();
+    let server = SpawnedServer::start(home.path(), &["--sim", "--require-token"]);
+    let port = server.discovery.port;
+    let out = common::verbatim(home.path())
+        .args(["open", "--print-url"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let url = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let prefix = format!("http://127.0.0.1:{port}/login?code=");
+    assert!(url.starts_with(&prefix), "{url}");
+    let agent = ureq::AgentBuilder::new().redirects(0).build();
+    let answer = agent.get(&url).call().unwrap();
+    assert_eq!(answer.status(), 303);
+    assert!(
+        answer
+            .header("set-cookie")
+            .is_some_and(|c| c.starts_with("verbatim_session=")),
+    );
+    match agent.get(&url).call() {
+        Err(ureq::Error::Status(401, _)) => {}
+        other => panic!("a spent code: {other:?}"),
+    }
+    // Without a display the link is printed with the reason the browser did not open.
+    let out = common::verbatim(home.path())
+        .arg("open")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no display") && stderr.contains(&prefix),
+        "{stderr}"
+    );
+    drop(server);
+    // No server: no link.
+    let out = common::verbatim(home.path())
+        .args(["open", "--print-url"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+}
+
+/// The Python with Selenium that scripts/test installs (`VERBATIM_TEST_BROWSER_PYTHON`).
+fn browser_python() -> Option<String> {
+    let python = std::env::var("VERBATIM_TEST_BROWSER_PYTHON").ok();
+    let chromium =
+        Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists();
+    if python.is_none() || !chromium {
+        common::skip(
+            "VERBATIM_TEST_BROWSER_PYTHON or Debian's chromium and chromium-driver are missing (scripts/test installs them)",
+        );
+        return None;
+    }
+    python
+}
+
+/// A backup with two rules, terms, a correction and a few history entries.
+fn page_backup() -> serde_json::Value {
+    serde_json::json!({
+        "schemaVersion": 1,
+        "workflows": [
+            {"id": "0F8FAD5B-D9CB-469F-A165-70867728950E", "name": "Mail", "isEnabled": true,
+             "priority": 0, "bundleIdentifiers": ["org.mozilla.Thunderbird"], "urlPatterns": [],
+             "languageMode": "multiple", "languageHints": ["de", "en"]},
+            {"id": "7C9E6679-7425-40DE-944B-E07FC1F90AE7", "name": "Docs", "isEnabled": false,
+             "priority": 4, "bundleIdentifiers": [], "urlPatterns": ["docs.example.org/*"],
+             "inputLanguage": "fr", "languageMode": "exact", "languageHints": []}
+        ],
+        "dictionaryEntries": [
+            {"type": "term", "term": "Kubernetes", "isEnabled": true},
+            {"type": "correction", "original": "teh", "replacement": "the", "caseSensitive": false, "isEnabled": true}
+        ],
+        "history": (0..3).map(|i| serde_json::json!({
+            "id": uuid::Uuid::new_v4().to_string().to_uppercase(),
+            "text": format!("Meeting notes number {i}, moved to Thursday."),
+            "rawText": format!("meeting notes number {i} moved to thursday"),
+            "timestamp": (chrono::Utc::now() - chrono::Duration::minutes(10 + i)).format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            "appName": "Text Editor", "duration": 2.5, "language": "en",
+            "engine": "whisper", "model": "tiny.en", "wordsCount": 7
+        })).collect::<Vec<_>>(),
+        "preferences": {"saveApiTranscriptionsToHistory": true}
+    })
+}
+
+#[test]
+fn the_page_works_in_a_real_browser() {
+    let Some(python) = browser_python() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    // The microphone says en-weather (tiny.en hears "The way that today is solid…"); both
+    // engines' small models present.
+    let scenario = common::write_scenario(
+        home.path(),
+        &format!(
+            "{}\"moonshine-tiny\" = \"present\"\n",
+            common::microphone_scenario("en-weather", "")
+        ),
+    );
+    let data = home.path().join("data");
+    let scenario_arg = scenario.to_string_lossy().into_owned();
+    let server = SpawnedServer::start(
+        &data,
+        &["--sim", "--require-token", "--scenario", &scenario_arg],
+    );
+    let port = server.discovery.port;
+    let token = server.discovery.token.clone();
+    let backup = home.path().join("backup.json");
+    std::fs::write(&backup, page_backup().to_string()).unwrap();
+    let imported = common::verbatim(&data)
+        .arg("import")
+        .arg(&backup)
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{imported:?}");
+    let out = common::verbatim(&data)
+        .args(["open", "--print-url"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let url = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let shots = std::env::var_os("VERBATIM_SCREENSHOTS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| home.path().join("shots"));
+    std::fs::create_dir_all(&shots).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/page.py");
+    let run = Command::new(python)
+        .arg(script)
+        .arg(&url)
+        .arg(&shots)
+        .arg("today")
+        .env("VERBATIM_API_TOKEN", &token)
+        .env("SE_OFFLINE", "true")
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.status.success(), "port {port}:\n{said}");
+    eprintln!("{said}");
+    for view in [
+        "dictation",
+        "history",
+        "dictionary",
+        "rules",
+        "models",
+        "recorder",
+        "history-dark",
+    ] {
+        let shot = shots.join(format!("{view}.png"));
+        assert!(
+            std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000),
+            "{}",
+            shot.display()
+        );
+    }
+}
