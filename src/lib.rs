@@ -23,5 +23,4 @@ pub mod session; // the session driver dictation and the Recorder share: machine
 pub mod session_events; // live events of sessions for any number of listeners, bounded per listener
 pub mod store; // SQLite: migrations, durable writes, preferences, history, dictionary, workflows
 pub mod transcribe; // the transcription path and its text post-processing
-pub mod web; // the page at `/`: its files inside the binary, sign-in by one-time link
 pub mod wire; // JSON shapes shared by the server and the client

@@ -13,6 +13,7 @@ mod history;
 pub mod json;
 pub mod limits;
 mod openai;
+pub mod page;
 mod query;
 mod realtime;
 mod recorder;
@@ -50,13 +51,14 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
         .merge(recorder::routes())
         .merge(openai::routes())
         .merge(realtime::routes())
+        .merge(page::api_routes())
         // Body sizes are `limits::body_limit`'s alone: axum's own 2 MB default is off.
         .layer(DefaultBodyLimit::disable())
         .route_layer(from_fn(limits::limit_body))
         .route_layer(from_fn_with_state(app.clone(), security::require_token));
     let public = Router::new()
         .route("/v1/status", get(status::status))
-        .merge(crate::web::routes());
+        .merge(page::routes());
     with_common_layers(protected.merge(public).with_state(app), port)
 }
 

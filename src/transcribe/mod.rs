@@ -6,6 +6,7 @@
 pub mod corrections;
 mod error;
 mod job;
+mod models;
 pub mod numbers;
 mod post;
 mod queue;

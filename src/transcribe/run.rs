@@ -132,6 +132,18 @@ impl Transcriber {
         &self.engines.0
     }
 
+    pub(super) fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub(super) fn models(&self) -> &ModelDir {
+        &self.models
+    }
+
+    pub(super) fn downloads(&self) -> &Downloads {
+        &self.downloads
+    }
+
     /// The data folder: where the database is (and what dictation keeps beside it).
     pub fn data_folder(&self) -> std::path::PathBuf {
         self.store
@@ -265,19 +277,8 @@ impl Transcriber {
 
     /// Fetches the weights of `resolved`'s model, sharing a download already running.
     async fn download(&self, resolved: &Resolved) -> Result<(), TranscribeError> {
-        let spec = resolved.offer.spec;
-        let store = self.store.clone();
-        let base_url = blocking("reading the preferences", move || {
-            Ok(super::download_base_url(&store, spec)?)
-        })
-        .await?;
-        self.downloads
-            .ensure(resolved.engine.clone(), spec, &self.models, &base_url)
+        self.fetch(resolved.engine.clone(), resolved.offer.spec)
             .await
-            .map_err(|cause| TranscribeError::DownloadFailed {
-                model: spec.id,
-                cause,
-            })
     }
 }
 
@@ -535,7 +536,7 @@ fn post_process(
 }
 
 /// Runs `work` on a blocking thread; `what` names it if the thread dies.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     what: &'static str,
     work: impl FnOnce() -> Result<T, TranscribeError> + Send + 'static,
 ) -> Result<T, TranscribeError> {

@@ -158,11 +158,21 @@ try:
     shoot("rules")
     step("a rule toggled from the page")
 
-    # Models: every engine's models.
+    # Models: every engine's models; download one with its progress bar, select it.
     show("models")
     wait.until(lambda d: "moonshine-tiny" in text_of("model-table") and "tiny.en" in text_of("model-table"))
+    driver.find_element(By.CSS_SELECTOR, "button[aria-label='Download base']").click()
+    bar = wait.until(lambda d: d.find_element(By.ID, "progress-base"))
+    wait.until(lambda d: 0 < float(bar.get_attribute("value")) < float(bar.get_attribute("max")))
     shoot("models")
-    step("models of both engines listed")
+    step(f"download progress shown: {bar.get_attribute('value')} of {bar.get_attribute('max')}")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "button[aria-label='Remove base']"))
+    driver.find_element(By.CSS_SELECTOR, "button[aria-label='Select base']").click()
+    wait.until(lambda d: text_of("status") == "Ready: whisper (base)")
+    assert api("GET", "/v1/status")["model"] == "base"
+    driver.find_element(By.CSS_SELECTOR, "button[aria-label='Select tiny.en']").click()
+    wait.until(lambda d: text_of("status") == "Ready: whisper (tiny.en)")
+    step("a model downloaded and selected from the page")
 
     # The Recorder: live text and the output file.
     show("recorder")

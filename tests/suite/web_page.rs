@@ -14,9 +14,9 @@ use axum::http::{HeaderMap, StatusCode, header};
 use common::{PORT, SpawnedServer, TestApp, request, send};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
+use verbatim::api::page::{ASSETS, CONTENT_SECURITY_POLICY};
 use verbatim::api::security::unix_now;
 use verbatim::store::sign_in::CODE_LIFETIME_SECS;
-use verbatim::web::{ASSETS, CONTENT_SECURITY_POLICY};
 
 /// GET `path` with extra headers: status, headers, body.
 async fn get(
@@ -113,7 +113,7 @@ async fn the_page_and_its_files_come_from_the_binary_under_a_strict_policy() {
     }
     assert!(bytes < 300 * 1024, "{bytes} bytes");
     // The scripts build the page from text only: API text never becomes markup.
-    let script = std::str::from_utf8(verbatim::web::ASSETS[0].body).unwrap();
+    let script = std::str::from_utf8(verbatim::api::page::ASSETS[0].body).unwrap();
     for sink in [
         "innerHTML",
         "outerHTML",
@@ -356,11 +356,11 @@ fn the_page_works_in_a_real_browser() {
     };
     let home = tempfile::tempdir().unwrap();
     // The microphone says en-weather (tiny.en hears "The way that today is solid…"); both
-    // engines' small models present.
+    // engines' small models present, base downloadable in 3 s.
     let scenario = common::write_scenario(
         home.path(),
         &format!(
-            "{}\"moonshine-tiny\" = \"present\"\n",
+            "{}\"moonshine-tiny\" = \"present\"\n\"base\" = {{ download_seconds = 3.0 }}\n",
             common::microphone_scenario("en-weather", "")
         ),
     );
@@ -423,4 +423,120 @@ fn the_page_works_in_a_real_browser() {
             shot.display()
         );
     }
+}
+
+/// POST/DELETE `path` through `router`: status and JSON body.
+async fn call(router: &Router, method: &str, path: &str) -> (StatusCode, serde_json::Value) {
+    let (status, _, body) = send(router, request(method, path).body(Body::empty()).unwrap()).await;
+    (status, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_own_routes_select_download_and_remove_models() {
+    let app = TestApp::with_scenario(
+        "[engine]\nselected_model = \"tiny.en\"\n\n[models]\n\"tiny.en\" = \"present\"\n\
+         \"base\" = { download_seconds = 1.0 }\n\"small\" = \"absent\"\n",
+    );
+    let router = app.router();
+    // Behind the token check like /v1/.
+    let locked = TestApp::requiring_token();
+    for (method, path) in [
+        ("GET", "/page/downloads"),
+        ("POST", "/page/models/select?id=base"),
+        ("POST", "/page/token/rotate"),
+    ] {
+        assert_eq!(
+            call(&locked.router(), method, path).await.0,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let (status, body) = call(&router, "POST", "/page/models/select?id=nope").await;
+    assert_eq!(
+        (status, &body["error"]["message"]),
+        (StatusCode::BAD_REQUEST, &"Unknown model 'nope'".into())
+    );
+    let (status, body) = call(&router, "POST", "/page/models/select").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+    // A download is answered when done; meanwhile it is listed with its progress and cannot
+    // be removed.
+    let downloading = tokio::spawn({
+        let router = router.clone();
+        async move { call(&router, "POST", "/page/models/download?id=base").await }
+    });
+    let mut seen = None;
+    for _ in 0..100 {
+        let (_, body) = call(&router, "GET", "/page/downloads").await;
+        if let Some(d) = body["downloads"].as_array().and_then(|d| d.first()) {
+            seen = Some(d.clone());
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let seen = seen.expect("the download listed while it runs");
+    assert_eq!(seen["id"], "base");
+    let (status, body) = call(&router, "DELETE", "/page/models?id=base").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let (status, body) = downloading.await.unwrap();
+    assert_eq!(
+        (status, body),
+        (
+            StatusCode::OK,
+            serde_json::json!({"id": "base", "downloaded": true})
+        )
+    );
+    let (_, body) = call(&router, "GET", "/page/downloads").await;
+    assert_eq!(body["downloads"], serde_json::json!([]));
+    let (status, body) = call(&router, "POST", "/page/models/download?id=small").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Downloading model 'small' failed")
+    );
+
+    let (status, body) = call(&router, "POST", "/page/models/select?id=base").await;
+    assert_eq!(
+        (status, body),
+        (
+            StatusCode::OK,
+            serde_json::json!({"engine": "whisper", "model": "base", "downloaded": true})
+        )
+    );
+    let (_, _, status) = send(
+        &router,
+        request("GET", "/v1/status").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status["model"], "base");
+}
+
+#[tokio::test]
+async fn removing_a_model_from_the_page_deletes_its_files_and_rotation_replaces_the_token() {
+    let models_dir = tempfile::tempdir().unwrap();
+    let models = verbatim::engine::models::ModelDir::new(models_dir.path());
+    let spec = verbatim::engine::catalog::find_model("tiny.en").unwrap();
+    let temp = models.temp_path(spec).unwrap();
+    std::fs::write(&temp, b"placeholder").unwrap();
+    models.install(spec, &temp, "0", "test").unwrap();
+    let app = TestApp::real(models.clone());
+    let router = app.router();
+    let (status, body) = call(&router, "DELETE", "/page/models?id=tiny.en").await;
+    assert_eq!(
+        (status, body),
+        (
+            StatusCode::OK,
+            serde_json::json!({"id": "tiny.en", "removed": true})
+        )
+    );
+    assert!(!verbatim::engine::catalog::is_installed(&models, spec));
+    assert!(!models_dir.path().join("tiny.en").exists());
+    let (_, body) = call(&router, "DELETE", "/page/models?id=tiny.en").await;
+    assert_eq!(body["removed"], false);
+
+    let before = app.token();
+    let (status, _) = call(&router, "POST", "/page/token/rotate").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(app.token(), before);
 }

@@ -15,5 +15,5 @@ pub use catalog::{ModelSpec, Pin, WHISPER_MODELS, whisper_model};
 pub use expected::Expected;
 pub use fetch::{DownloadError, download, download_verified};
 pub use folder::{Manifest, ModelDir, hex, sha256_file};
-pub use inflight::Downloads;
+pub use inflight::{Downloads, Progress as DownloadProgress};
 pub use languages::{is_accepted_language, is_known_language, language_name};

@@ -12,14 +12,14 @@ pub struct Asset {
 pub static INDEX: Asset = Asset {
     name: "index.html",
     content_type: "text/html; charset=utf-8",
-    body: include_bytes!("page/index.html"),
+    body: include_bytes!("files/index.html"),
 };
 
 /// Answered to a sign-in link that was used, is late or never existed.
 pub static LINK_SPENT: Asset = Asset {
     name: "link-spent.html",
     content_type: "text/html; charset=utf-8",
-    body: include_bytes!("page/link-spent.html"),
+    body: include_bytes!("files/link-spent.html"),
 };
 
 /// Every file under `/assets/`.
@@ -27,17 +27,17 @@ pub static ASSETS: &[Asset] = &[
     Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("page/app.js"),
+        body: include_bytes!("files/app.js"),
     },
     Asset {
         name: "style.css",
         content_type: "text/css; charset=utf-8",
-        body: include_bytes!("page/style.css"),
+        body: include_bytes!("files/style.css"),
     },
     Asset {
         name: "icon.svg",
         content_type: "image/svg+xml",
-        body: include_bytes!("page/icon.svg"),
+        body: include_bytes!("files/icon.svg"),
     },
 ];
 

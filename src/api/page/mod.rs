@@ -1,8 +1,10 @@
 //! Verbatim's own page: `GET /` and its assets (all inside the binary, served under a strict
 //! Content-Security-Policy) and the sign-in link `GET /login?code=` that `verbatim open` makes
-//! when the API needs a token. The page talks to the `/v1/` API like any other client.
+//! when the API needs a token. The page talks to the `/v1/` API like any other client, and to
+//! the few routes of its own under `/page/` (models, settings, the token).
 
 mod assets;
+mod own;
 
 use std::sync::Arc;
 
@@ -15,8 +17,8 @@ use serde::Deserialize;
 
 pub use assets::{ASSETS, Asset};
 
-use crate::api::security::{SESSION_COOKIE, unix_now};
-use crate::api::{ApiError, blocking};
+use super::security::{SESSION_COOKIE, unix_now};
+use super::{ApiError, blocking};
 use crate::app::App;
 use crate::store::sign_in::SESSION_LIFETIME_SECS;
 
@@ -25,6 +27,11 @@ use crate::store::sign_in::SESSION_LIFETIME_SECS;
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
      style-src 'self'; img-src 'self'; connect-src 'self'; object-src 'none'; \
      base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// The page's own API routes under `/page/` (behind the token check, like `/v1/`).
+pub fn api_routes() -> Router<Arc<App>> {
+    own::routes()
+}
 
 /// The page's routes (public: the page holds no data; its API calls need the token or a
 /// signed-in browser).

@@ -321,19 +321,85 @@ async function showRules() {
 
 // ---- Models ----
 
+/** Model ids whose download this page started and waits for. */
+const downloading = new Set();
+let downloadPoll = 0;
+
 async function showModels() {
   const data = await api("GET", "/v1/models");
-  $("model-table").tBodies[0].replaceChildren(...data.models.map((model) => {
-    const state = [model.selected ? "selected" : "", model.loaded ? "loaded" : (model.downloaded ? "downloaded" : "not downloaded")]
-      .filter(Boolean)
-      .join(", ");
-    return element("tr", {},
-      element("td", { textContent: model.id }),
-      element("td", { textContent: model.engine }),
-      element("td", { textContent: model.size_description }),
-      element("td", { textContent: String(model.language_count) }),
-      element("td", { textContent: state }));
-  }));
+  $("model-table").tBodies[0].replaceChildren(...data.models.map(modelRow));
+}
+
+function modelRow(model) {
+  const state = [model.selected ? "selected" : "", model.loaded ? "loaded" : (model.downloaded ? "downloaded" : "not downloaded")]
+    .filter(Boolean)
+    .join(", ");
+  const actions = element("td", { className: "buttons" });
+  if (downloading.has(model.id)) {
+    actions.append(element("progress", { id: `progress-${model.id}`, max: 1, value: 0, ariaLabel: `Downloading ${model.id}` }));
+  } else {
+    if (!model.selected) {
+      actions.append(button("Select", () => attempt(async () => {
+        await api("POST", `/page/models/select?id=${encodeURIComponent(model.id)}`);
+        await Promise.all([showModels(), refreshStatus()]);
+      }), { ariaLabel: `Select ${model.id}` }));
+    }
+    if (model.downloaded === false) {
+      actions.append(button("Download", () => downloadModel(model.id), { ariaLabel: `Download ${model.id}` }));
+    } else if (model.downloaded) {
+      actions.append(button("Remove", () => attempt(async () => {
+        await api("DELETE", `/page/models?id=${encodeURIComponent(model.id)}`);
+        await showModels();
+      }), { ariaLabel: `Remove ${model.id}` }));
+    }
+  }
+  return element("tr", {},
+    element("td", { textContent: model.id }),
+    element("td", { textContent: model.engine }),
+    element("td", { textContent: model.size_description }),
+    element("td", { textContent: String(model.language_count) }),
+    element("td", { textContent: state }),
+    actions);
+}
+
+/** Downloads a model: answered when done; the bar follows /page/downloads meanwhile. */
+async function downloadModel(id) {
+  downloading.add(id);
+  await attempt(showModels);
+  clearInterval(downloadPoll);
+  downloadPoll = setInterval(followDownloads, 500);
+  try {
+    await attempt(() => api("POST", `/page/models/download?id=${encodeURIComponent(id)}`));
+  } finally {
+    downloading.delete(id);
+    if (downloading.size === 0) {
+      clearInterval(downloadPoll);
+    }
+    await attempt(showModels);
+  }
+}
+
+async function followDownloads() {
+  const data = await api("GET", "/page/downloads").catch(() => ({ downloads: [] }));
+  for (const download of data.downloads) {
+    const bar = $(`progress-${download.id}`);
+    if (bar && download.total > 0) {
+      bar.max = download.total;
+      bar.value = download.done;
+    }
+  }
+}
+
+// ---- Token ----
+
+async function rotateToken() {
+  if (!confirm("Replace the API token? Scripts read the new one from the discovery file; this browser signs in again with verbatim open.")) {
+    return;
+  }
+  await attempt(async () => {
+    await api("POST", "/page/token/rotate");
+    $("token-state").textContent = "The token was replaced.";
+  });
 }
 
 // ---- Views ----
@@ -377,6 +443,7 @@ function start() {
   });
   $("term-form").addEventListener("submit", addTerm);
   $("correction-form").addEventListener("submit", saveCorrection);
+  $("token-rotate").addEventListener("click", rotateToken);
   followLive("dictation", $("dictation-text"), renderDictation);
   followLive("recorder", $("recorder-text"), renderRecorder);
   window.addEventListener("hashchange", route);

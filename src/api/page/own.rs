@@ -1,0 +1,85 @@
+//! The page's own routes under `/page/` (token or signed-in browser, like `/v1/`): what the
+//! versioned API leaves to the CLI. Models: select, download (answered when done; progress
+//! from `GET /page/downloads`), remove; the token: rotate.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::Uri;
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use super::super::query::Query;
+use super::super::{ApiError, blocking};
+use crate::app::App;
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/page/downloads", get(downloads))
+        .route("/page/models/select", post(select))
+        .route("/page/models/download", post(download))
+        .route("/page/models", delete(remove))
+        .route("/page/token/rotate", post(rotate_token))
+}
+
+/// The `id` query parameter: a model id.
+fn model_id(uri: &Uri) -> Result<String, ApiError> {
+    Query::of(uri)
+        .get("id")
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| ApiError::BadRequest("Missing 'id' query parameter (a model id)".into()))
+}
+
+/// `{downloads: [{id, done, total}]}`: the downloads running now.
+async fn downloads(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(json!({ "downloads": app.transcriber.downloads_running() }))
+}
+
+/// `POST /page/models/select?id=` → `{engine, model, downloaded}`.
+async fn select(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Value>, ApiError> {
+    let id = model_id(&uri)?;
+    let (spec, downloaded) =
+        blocking(&app, move |app| Ok(app.transcriber.select_model(&id)?)).await?;
+    Ok(Json(
+        json!({"engine": spec.engine, "model": spec.id, "downloaded": downloaded}),
+    ))
+}
+
+/// `POST /page/models/download?id=` → `{id, downloaded: true}` once the files are in place. The
+/// download goes on if the client leaves.
+async fn download(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Value>, ApiError> {
+    let id = model_id(&uri)?;
+    let spec = app.transcriber.download_model(&id).await?;
+    Ok(Json(json!({"id": spec.id, "downloaded": true})))
+}
+
+/// `DELETE /page/models?id=` → `{id, removed}`; 409 while the model is being downloaded.
+async fn remove(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Value>, ApiError> {
+    let id = model_id(&uri)?;
+    if app
+        .transcriber
+        .downloads_running()
+        .iter()
+        .any(|d| d.id == id)
+    {
+        return Err(ApiError::Conflict(format!(
+            "Model '{}' is being downloaded; remove it once the download has ended",
+            crate::wire::echo(&id)
+        )));
+    }
+    let (spec, removed) = blocking(&app, move |app| Ok(app.transcriber.remove_model(&id)?)).await?;
+    Ok(Json(json!({"id": spec.id, "removed": removed})))
+}
+
+/// `POST /page/token/rotate` → `{rotated: true}`: a new API token (every browser is signed out,
+/// this one included; clients read the new token from the discovery file).
+async fn rotate_token(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+    blocking(&app, |app| {
+        crate::discovery::rotate_token(&app.data_dir, &app.store)
+            .map_err(|e| ApiError::internal("could not rotate the token", e))
+    })
+    .await?;
+    Ok(Json(json!({"rotated": true})))
+}
