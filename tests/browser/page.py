@@ -174,6 +174,24 @@ try:
     wait.until(lambda d: text_of("status") == "Ready: whisper (tiny.en)")
     step("a model downloaded and selected from the page")
 
+    # Settings: a change is saved at once; what belongs to this machine is not editable.
+    show("settings")
+    wait.until(lambda d: "maxDictationSeconds" in text_of("settings-list"))
+    field = by_id("setting-maxDictationSeconds")
+    field.send_keys(Keys.CONTROL, "a", Keys.DELETE)
+    field.send_keys("120", Keys.TAB)
+    wait.until(lambda d: "Saved: 120" in text_of("settings-list"))
+    by_id("setting-normalizeNumbers").click()
+    wait.until(lambda d: "Saved: false" in text_of("settings-list"))
+    assert not by_id("setting-apiServerRequiresAuthentication").is_enabled()
+    field.send_keys(Keys.CONTROL, "a", Keys.DELETE)
+    field.send_keys("1", Keys.TAB)
+    wait.until(lambda d: "expected a whole number from 5 to 3600" in text_of("settings-list"))
+    shoot("settings")
+    exported = api("GET", "/v1/settings/export")["preferences"]
+    assert exported["maxDictationSeconds"] == 120 and exported["normalizeNumbers"] is False, exported
+    step("settings changed from the page, a bad value refused with the API's message")
+
     # The Recorder: live text and the output file.
     show("recorder")
     by_id("recorder-toggle").click()
@@ -194,6 +212,22 @@ try:
     assert background == "rgb(21, 25, 24)", background
     shoot("history-dark")
     step("dark colours when the system asks for them")
+
+    # 200 % zoom: the same window at twice the scale (550 CSS pixels wide); no view scrolls
+    # sideways.
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 550, "height": 450, "deviceScaleFactor": 2, "mobile": False})
+    for view in ("dictation", "recorder", "history", "dictionary", "rules", "models", "settings"):
+        driver.get(f"{ORIGIN}/#{view}")
+        wait.until(lambda d: by_id(f"view-{view}").is_displayed())
+        time.sleep(0.3)
+        wide = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+        assert wide[0] <= wide[1], f"{view} at 200 %: {wide[0]} px wide in {wide[1]}"
+        if view == "history":
+            shoot("history-200")
+    driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    step("every view fits at 200 % zoom")
 
     # Keyboard: the views are links reached with Tab and opened with Enter.
     driver.get(ORIGIN + "/")

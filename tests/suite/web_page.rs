@@ -540,3 +540,110 @@ async fn removing_a_model_from_the_page_deletes_its_files_and_rotation_replaces_
     assert_eq!(status, StatusCode::OK);
     assert_ne!(app.token(), before);
 }
+
+/// PUT `/page/settings` with `body`: status and JSON answer.
+async fn put_setting(router: &Router, body: serde_json::Value) -> (StatusCode, serde_json::Value) {
+    let req = request("PUT", "/page/settings")
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let (status, _, body) = send(router, req).await;
+    (status, body)
+}
+
+#[tokio::test]
+async fn the_settings_view_changes_what_a_backup_may_and_nothing_else() {
+    use verbatim::store::preferences;
+    let app = TestApp::new();
+    let router = app.router();
+    let (status, body) = call(&router, "GET", "/page/settings").await;
+    assert_eq!(status, StatusCode::OK);
+    let settings = body["settings"].as_array().unwrap();
+    assert_eq!(settings.len(), preferences::ALL.len());
+    let find = |key: &str| settings.iter().find(|s| s["key"] == key).unwrap().clone();
+    let max = find("maxDictationSeconds");
+    assert_eq!(
+        (
+            &max["kind"],
+            &max["min"],
+            &max["max"],
+            &max["value"],
+            &max["editable"]
+        ),
+        (
+            &"int".into(),
+            &5.into(),
+            &3600.into(),
+            &300.into(),
+            &true.into()
+        )
+    );
+    assert_eq!(
+        find("dictationInsertion")["options"],
+        serde_json::json!(["none", "clipboard", "type"])
+    );
+    for key in preferences::NOT_IN_BACKUP {
+        assert_eq!(find(key)["editable"], false, "{key}");
+    }
+
+    let (status, body) = put_setting(
+        &router,
+        serde_json::json!({"key": "maxDictationSeconds", "value": 120}),
+    )
+    .await;
+    assert_eq!((status, &body["value"]), (StatusCode::OK, &120.into()));
+    assert_eq!(
+        app.app
+            .store
+            .pref_int(&preferences::MAX_DICTATION_SECONDS)
+            .unwrap(),
+        120
+    );
+    let refused = [
+        (
+            serde_json::json!({"key": "maxDictationSeconds", "value": 1}),
+            "expected a whole number from 5 to 3600",
+        ),
+        (
+            serde_json::json!({"key": "maxDictationSeconds", "value": "120"}),
+            "expected a JSON integer",
+        ),
+        (
+            serde_json::json!({"key": "noSuchThing", "value": 1}),
+            "unknown preference 'noSuchThing'",
+        ),
+        (
+            serde_json::json!({"key": "apiServerRequiresAuthentication", "value": false}),
+            "changed on this machine only",
+        ),
+        (
+            serde_json::json!({"key": "dictationInsertion", "value": "type"}),
+            "changed on this machine only",
+        ),
+    ];
+    for (body, message) in refused {
+        let (status, answer) = put_setting(&router, body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(message),
+            "{answer}"
+        );
+    }
+    assert_eq!(
+        app.app
+            .store
+            .pref_int(&preferences::MAX_DICTATION_SECONDS)
+            .unwrap(),
+        120
+    );
+    assert_eq!(
+        app.app
+            .store
+            .pref_text(&preferences::DICTATION_INSERTION)
+            .unwrap(),
+        "clipboard"
+    );
+}

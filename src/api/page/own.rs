@@ -1,6 +1,7 @@
 //! The page's own routes under `/page/` (token or signed-in browser, like `/v1/`): what the
 //! versioned API leaves to the CLI. Models: select, download (answered when done; progress
-//! from `GET /page/downloads`), remove; the token: rotate.
+//! from `GET /page/downloads`), remove; the preferences a settings backup may change; the
+//! token: rotate.
 
 use std::sync::Arc;
 
@@ -8,11 +9,14 @@ use axum::extract::State;
 use axum::http::Uri;
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::super::json::JsonBody;
 use super::super::query::Query;
 use super::super::{ApiError, blocking};
 use crate::app::App;
+use crate::store::preferences::{self, NOT_IN_BACKUP, Pref, PrefKind};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -21,6 +25,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/page/models/download", post(download))
         .route("/page/models", delete(remove))
         .route("/page/token/rotate", post(rotate_token))
+        .route("/page/settings", get(settings).put(set_setting))
 }
 
 /// The `id` query parameter: a model id.
@@ -82,4 +87,64 @@ async fn rotate_token(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiErr
     })
     .await?;
     Ok(Json(json!({"rotated": true})))
+}
+
+/// One preference as the settings view shows it.
+fn setting(pref: &Pref, value: &preferences::PrefValue) -> Value {
+    let mut shown = json!({
+        "key": pref.key,
+        "value": value.to_json(),
+        "default": pref.default_value().to_json(),
+        "help": pref.help,
+        // What a settings backup may not change is changed on this machine only.
+        "editable": !NOT_IN_BACKUP.contains(&pref.key),
+    });
+    let kind = match pref.kind {
+        PrefKind::Bool(_) => json!({"kind": "bool"}),
+        PrefKind::Int { min, max, .. } => json!({"kind": "int", "min": min, "max": max}),
+        PrefKind::Text(_) => json!({"kind": "text"}),
+        PrefKind::Choice { options, .. } => json!({"kind": "choice", "options": options}),
+    };
+    if let (Some(shown), Value::Object(kind)) = (shown.as_object_mut(), kind) {
+        shown.extend(kind);
+    }
+    shown
+}
+
+/// `GET /page/settings` → `{settings: [{key, value, default, help, editable, kind, …}]}`.
+async fn settings(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+    let listed = blocking(&app, |app| Ok(app.store.list_prefs()?)).await?;
+    let settings: Vec<Value> = listed
+        .iter()
+        .map(|(pref, value, _)| setting(pref, value))
+        .collect();
+    Ok(Json(json!({ "settings": settings })))
+}
+
+#[derive(Deserialize)]
+struct SetSetting {
+    key: String,
+    value: Value,
+}
+
+/// `PUT /page/settings {key, value}` → the preference as shown. Checked as a settings backup's
+/// preferences are; what a backup may not change (the port, token checking, download sources,
+/// how dictated text is inserted, folders and devices) is 400 here too.
+async fn set_setting(
+    State(app): State<Arc<App>>,
+    JsonBody(body): JsonBody<SetSetting>,
+) -> Result<Json<Value>, ApiError> {
+    let pref = preferences::find(&body.key).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    if NOT_IN_BACKUP.contains(&pref.key) {
+        return Err(ApiError::BadRequest(format!(
+            "{} is changed on this machine only: verbatim config set {} VALUE",
+            pref.key, pref.key
+        )));
+    }
+    let value = pref
+        .from_json(&body.value)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let stored = value.clone();
+    blocking(&app, move |app| Ok(app.store.set_pref(pref, &stored)?)).await?;
+    Ok(Json(setting(pref, &value)))
 }

@@ -390,6 +390,51 @@ async function followDownloads() {
   }
 }
 
+// ---- Settings ----
+
+async function showSettings() {
+  const data = await api("GET", "/page/settings");
+  $("settings-list").replaceChildren(...data.settings.map(settingRow));
+}
+
+function settingRow(setting) {
+  const id = `setting-${setting.key}`;
+  let input;
+  if (setting.kind === "bool") {
+    input = element("input", { type: "checkbox", checked: setting.value });
+  } else if (setting.kind === "choice") {
+    input = element("select", {}, ...setting.options.map((o) => element("option", { value: o, textContent: o, selected: o === setting.value })));
+  } else if (setting.kind === "int") {
+    input = element("input", { type: "number", min: setting.min, max: setting.max, step: 1, value: setting.value });
+  } else {
+    input = element("input", { type: "text", value: setting.value, spellcheck: false });
+  }
+  input.id = id;
+  input.disabled = !setting.editable;
+  // The answer shows beside the setting (the page's error line may be scrolled away).
+  const saved = element("span", { className: "saved", role: "status" });
+  input.addEventListener("change", async () => {
+    const value = setting.kind === "bool" ? input.checked
+      : setting.kind === "int" ? Number(input.value)
+      : input.value;
+    try {
+      const answer = await api("PUT", "/page/settings", { key: setting.key, value });
+      saved.className = "saved";
+      saved.textContent = `Saved: ${answer.value}`;
+    } catch (err) {
+      saved.className = "saved problem";
+      saved.textContent = err.message;
+    }
+  });
+  const label = element("label", { htmlFor: id, textContent: setting.key });
+  const control = setting.kind === "bool"
+    ? element("div", { className: "control" }, input, " ", label)
+    : element("div", { className: "control" }, label, input);
+  return element("div", { className: setting.editable ? "setting" : "setting fixed" },
+    control, saved,
+    element("p", { className: "meta", textContent: `${setting.help} (default: ${setting.default === "" ? "empty" : setting.default})` }));
+}
+
 // ---- Token ----
 
 async function rotateToken() {
@@ -411,6 +456,7 @@ const views = {
   dictionary: showDictionary,
   rules: showRules,
   models: showModels,
+  settings: showSettings,
 };
 
 function route() {
