@@ -112,10 +112,25 @@ try:
     shoot("dictation")
     step(f"dictation done: {final!r}")
 
-    # History: the dictation is there; search as you type narrows it; copy and delete.
+    # History: the dictation is there; pages; search as you type narrows it; copy and delete.
     show("history")
     wait.until(lambda d: EXPECTED_WORD in text_of("history-list").lower())
     total = api("GET", "/v1/history?limit=1")["total"]
+    assert text_of("history-count") == f"1–50 of {total}", text_of("history-count")
+    by_id("history-older").click()
+    wait.until(lambda d: text_of("history-count") == f"51–{total} of {total}")
+    assert not by_id("history-older").is_enabled()
+    by_id("history-newer").click()
+    wait.until(lambda d: text_of("history-count") == f"1–50 of {total}")
+    driver.execute_cdp_cmd("Browser.grantPermissions", {
+        "origin": ORIGIN, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+    first = driver.find_element(By.CSS_SELECTOR, "#history-list li")
+    first.find_element(By.CSS_SELECTOR, "button[aria-label='Copy this text']").click()
+    wait.until(lambda d: first.find_element(By.CSS_SELECTOR, "button[aria-label='Copy this text']").text == "Copied")
+    copied = driver.execute_async_script(
+        "const done = arguments[0]; navigator.clipboard.readText().then(done, e => done(String(e)))")
+    assert copied == first.find_element(By.CSS_SELECTOR, ".text").text, copied
+    step(f"history pages ({total} entries) and copies an entry's text")
     search = by_id("history-search")
     search.send_keys(EXPECTED_WORD)
     wait.until(lambda d: text_of("history-count").endswith(" of 1"))

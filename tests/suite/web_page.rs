@@ -321,7 +321,7 @@ fn browser_python() -> Option<String> {
     python
 }
 
-/// A backup with two rules, terms, a correction and a few history entries.
+/// A backup with two rules, terms, a correction and 60 history entries (two pages).
 fn page_backup() -> serde_json::Value {
     serde_json::json!({
         "schemaVersion": 1,
@@ -337,7 +337,7 @@ fn page_backup() -> serde_json::Value {
             {"type": "term", "term": "Kubernetes", "isEnabled": true},
             {"type": "correction", "original": "teh", "replacement": "the", "caseSensitive": false, "isEnabled": true}
         ],
-        "history": (0..3).map(|i| serde_json::json!({
+        "history": (0..60).map(|i| serde_json::json!({
             "id": uuid::Uuid::new_v4().to_string().to_uppercase(),
             "text": format!("Meeting notes number {i}, moved to Thursday."),
             "rawText": format!("meeting notes number {i} moved to thursday"),
