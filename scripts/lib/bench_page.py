@@ -100,6 +100,7 @@ def measure(url, loads):
     print(f"| keystroke to list shown (history search) | {statistics.median(searches):.1f} ms "
           f"| {percentile(searches, 0.9):.1f} ms | {max(searches):.1f} ms | {len(searches)} |")
     print(f"(queries typed: {', '.join(typed)}; last answer: {total})")
+    print("(each load, ms: " + " ".join(f"{t:.0f}" for t in times) + ")")
 
 
 if __name__ == "__main__":

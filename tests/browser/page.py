@@ -159,8 +159,15 @@ try:
     wait.until(lambda d: "Verbatim!" in text_of("correction-table"))
     corrections = {c["original"]: c["replacement"] for c in api("GET", "/v1/dictionary/corrections")["corrections"]}
     assert corrections.get("verbatum") == "Verbatim!", corrections
-    driver.find_element(By.CSS_SELECTOR, "#term-list button[aria-label='Remove Siobhan']").click()
-    wait.until(lambda d: "Siobhan" not in text_of("term-list"))
+    driver.find_element(By.CSS_SELECTOR, "#term-list button[aria-label='Edit Siobhan']").click()
+    term = by_id("term-input")
+    term.send_keys(Keys.CONTROL, "a", Keys.DELETE)
+    term.send_keys("Saoirse", Keys.ENTER)
+    wait.until(lambda d: "Saoirse" in text_of("term-list"))
+    terms = api("GET", "/v1/dictionary/terms")["terms"]
+    assert "Saoirse" in terms and "Siobhan" not in terms, terms
+    driver.find_element(By.CSS_SELECTOR, "#term-list button[aria-label='Remove Saoirse']").click()
+    wait.until(lambda d: "Saoirse" not in text_of("term-list"))
     step("terms and corrections added, edited and removed")
 
     # Rules: a toggle switches the rule in the API.

@@ -250,7 +250,15 @@ async function showDictionary() {
     api("GET", "/v1/dictionary/corrections"),
   ]);
   $("term-list").replaceChildren(...terms.terms.map((term) => element("li", {},
-    element("span", { textContent: term }),
+    element("button", {
+      type: "button", className: "term", textContent: term, ariaLabel: `Edit ${term}`,
+      onclick: () => {
+        editedTerm = term;
+        $("term-input").value = term;
+        $("term-submit").textContent = "Save";
+        $("term-input").focus();
+      },
+    }),
     button("×", () => attempt(async () => {
       await api("DELETE", "/v1/dictionary/terms", { term });
       await showDictionary();
@@ -273,11 +281,28 @@ async function showDictionary() {
       }), { ariaLabel: `Delete ${c.original}` })))));
 }
 
+/** The term being edited (its chip was clicked), or null when the form adds one. */
+let editedTerm = null;
+
 async function addTerm(event) {
   event.preventDefault();
   const input = $("term-input");
   await attempt(async () => {
-    await api("PUT", "/v1/dictionary/terms", { terms: [input.value] });
+    // An edit removes the old term first (terms are matched without regard to case), and puts
+    // it back if the new one is refused.
+    if (editedTerm !== null) {
+      await api("DELETE", "/v1/dictionary/terms", { term: editedTerm });
+    }
+    try {
+      await api("PUT", "/v1/dictionary/terms", { terms: [input.value] });
+    } catch (err) {
+      if (editedTerm !== null) {
+        await api("PUT", "/v1/dictionary/terms", { terms: [editedTerm] });
+      }
+      throw err;
+    }
+    editedTerm = null;
+    $("term-submit").textContent = "Add";
     input.value = "";
     await showDictionary();
   });
