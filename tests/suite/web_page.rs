@@ -556,6 +556,10 @@ async fn the_settings_view_changes_what_a_backup_may_and_nothing_else() {
     use verbatim::store::preferences;
     let app = TestApp::new();
     let router = app.router();
+    let stored_max = || {
+        let store = &app.app.store;
+        store.pref_int(&preferences::MAX_DICTATION_SECONDS).unwrap()
+    };
     let (status, body) = call(&router, "GET", "/page/settings").await;
     assert_eq!(status, StatusCode::OK);
     let settings = body["settings"].as_array().unwrap();
@@ -592,13 +596,7 @@ async fn the_settings_view_changes_what_a_backup_may_and_nothing_else() {
     )
     .await;
     assert_eq!((status, &body["value"]), (StatusCode::OK, &120.into()));
-    assert_eq!(
-        app.app
-            .store
-            .pref_int(&preferences::MAX_DICTATION_SECONDS)
-            .unwrap(),
-        120
-    );
+    assert_eq!(stored_max(), 120);
     let refused = [
         (
             serde_json::json!({"key": "maxDictationSeconds", "value": 1}),
@@ -632,13 +630,7 @@ async fn the_settings_view_changes_what_a_backup_may_and_nothing_else() {
             "{answer}"
         );
     }
-    assert_eq!(
-        app.app
-            .store
-            .pref_int(&preferences::MAX_DICTATION_SECONDS)
-            .unwrap(),
-        120
-    );
+    assert_eq!(stored_max(), 120);
     assert_eq!(
         app.app
             .store
