@@ -1,10 +1,12 @@
 //! Realtime transcription sessions (OpenAI's Realtime API, transcription intent): a client
 //! streams PCM16 audio, turns are cut by voice activity detection or by the client's commits,
 //! and each turn is transcribed in order. The WebSocket itself is the API layer's
-//! (`api::realtime`); this module holds the session's configuration, its audio and the
-//! transcription of its turns.
+//! (`api::realtime`); this module holds the session without its socket (`session`), its
+//! events' JSON, its configuration, its audio and the transcription of its turns.
 
 pub mod config;
+pub mod events;
+pub mod session;
 pub mod transcribe;
 pub mod turns;
 

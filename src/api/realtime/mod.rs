@@ -6,7 +6,6 @@
 //! [`connection`]'s; its events' JSON is [`events`]'.
 
 mod connection;
-mod events;
 
 use std::sync::Arc;
 

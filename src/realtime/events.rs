@@ -1,13 +1,13 @@
 //! The JSON of a realtime session's events: what the client sends, read into [`ClientEvent`],
 //! and what the server sends, each with its `type` and a fresh `event_id`, in OpenAI's shapes.
+//! (An `error` for a transcription error takes its type and code from the API's Error object:
+//! the API layer renders those.)
 
 use serde_json::{Value, json};
 
-use crate::api::ApiError;
-use crate::realtime::config::{ConfigError, Shape};
-use crate::realtime::transcribe::TurnReport;
-use crate::realtime::turns::Heard;
-use crate::transcribe::TranscribeError;
+use super::config::{ConfigError, Shape};
+use super::transcribe::TurnReport;
+use super::turns::Heard;
 
 /// A client event Verbatim acts on.
 #[derive(Debug)]
@@ -158,28 +158,6 @@ pub fn refused(refusal: &Refusal, event_id: Option<&str>) -> Value {
     )
 }
 
-/// `error` for a transcription that cannot run: OpenAI's error type from the Error object's
-/// status, and its code and message.
-pub fn failed(err: TranscribeError, event_id: Option<&str>) -> Value {
-    server("error", json!({ "error": error_object(err, event_id) }))
-}
-
-fn error_object(err: TranscribeError, event_id: Option<&str>) -> Value {
-    let api = ApiError::from(err);
-    let kind = if api.status().is_server_error() {
-        "server_error"
-    } else {
-        "invalid_request_error"
-    };
-    json!({
-        "type": kind,
-        "code": api.code(),
-        "message": api.message(),
-        "param": null,
-        "event_id": event_id,
-    })
-}
-
 /// The event of what the audio brought (a committed turn's audio goes to the engine; the
 /// event names it).
 pub fn heard(heard: &Heard) -> Value {
@@ -205,7 +183,8 @@ pub fn heard(heard: &Heard) -> Value {
     }
 }
 
-/// The event of a turn's transcription (None for the backlog's bookkeeping).
+/// The event of a turn's transcription (None for the backlog's bookkeeping and for a failed
+/// turn, whose event the API layer renders).
 pub fn report(report: TurnReport) -> Option<Value> {
     const ITEM: &str = "conversation.item.input_audio_transcription";
     Some(match report {
@@ -226,11 +205,7 @@ pub fn report(report: TurnReport) -> Option<Value> {
                 "usage": {"type": "duration", "seconds": seconds},
             }),
         ),
-        TurnReport::Failed { item_id, error } => server(
-            &format!("{ITEM}.failed"),
-            json!({"item_id": item_id, "content_index": 0, "error": error_object(error, None)}),
-        ),
-        TurnReport::Done { .. } => return None,
+        TurnReport::Failed { .. } | TurnReport::Done { .. } => return None,
     })
 }
 
