@@ -169,6 +169,19 @@ impl Walker<'_> {
             self.check(&h, parent, depth)?;
             pos = h.end;
         }
+        // The demuxer reads one more box header wherever its parent has bytes left, even fewer
+        // than a header's eight: spanning the parent's end, it would take the next box's bytes
+        // for a box no check has seen. Only a zero size (QuickTime's terminator) ends it there.
+        if pos < parent_end && parent_end != u64::MAX {
+            let mut size = [0u8; 4];
+            let n = self.read(pos, &mut size)?;
+            if n < 4 || size != [0; 4] {
+                return Err(format!(
+                    "a box header is cut off at the end of {}",
+                    printable(&parent.kind)
+                ));
+            }
+        }
         Ok(())
     }
 
