@@ -195,6 +195,39 @@ fn cases() -> Vec<(&'static str, Request<Body>)> {
                 .body(Body::empty())
                 .unwrap(),
         ),
+        // The page's own routes.
+        (
+            "page_select_without_id",
+            empty("POST", "/page/models/select"),
+        ),
+        (
+            "page_select_unknown_model",
+            empty("POST", "/page/models/select?id=nope"),
+        ),
+        (
+            "page_setting_unknown",
+            json_body(
+                "PUT",
+                "/page/settings",
+                r#"{"key":"noSuchThing","value":1}"#,
+            ),
+        ),
+        (
+            "page_setting_out_of_range",
+            json_body(
+                "PUT",
+                "/page/settings",
+                r#"{"key":"maxDictationSeconds","value":1}"#,
+            ),
+        ),
+        (
+            "page_setting_of_this_machine_only",
+            json_body(
+                "PUT",
+                "/page/settings",
+                r#"{"key":"dictationInsertion","value":"type"}"#,
+            ),
+        ),
         (
             "terms_from_a_web_page",
             request("PUT", "/v1/dictionary/terms")
