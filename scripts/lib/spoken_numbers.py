@@ -303,15 +303,20 @@ def normalize_numbers(text):
 
 
 TITLES = {"mr": "mister", "mrs": "missus", "dr": "doctor"}
+# normalize_numbers leaves one to nine spelled out on their own, so "eight" and "8" are made
+# the same here.
+DIGITS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine".split())}
 
 
 def comparable_words(text):
     """Numbers normalised, then lower-case words with everything but letters and digits removed,
-    hyphenated words as their parts and short titles spelt out (as OpenAI's English text
-    normaliser does): `Mr. ill-disposed` compares as `mister ill disposed`."""
+    hyphenated words as their parts, short titles spelt out and a lone digit word as its digit
+    (as OpenAI's English text normaliser does): `Mr. ill-disposed` compares as
+    `mister ill disposed`, `Eight of spades` as `8 of spades`."""
     spaced = re.sub("[-\u2010\u2013\u2014]", " ", normalize_numbers(text))
     words = ("".join(c for c in w if c.isalnum()).lower() for w in spaced.split())
-    return [TITLES.get(w, w) for w in words if w]
+    return [DIGITS.get(w, TITLES.get(w, w)) for w in words if w]
 
 
 def word_errors(reference, hypothesis):

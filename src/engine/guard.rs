@@ -260,6 +260,49 @@ fn normalised(text: &str) -> Vec<char> {
     chars
 }
 
+/// `segments` without their echoes. At the end of a window whisper sometimes says the end of the
+/// segment before again where there is no time left to say it: "… is to be ill-disposed." then
+/// "Is to be ill-disposed?" in the last 0.3 s of the chunk. A segment of two or more words, all of
+/// them the last words of the segment before (punctuation and case aside), squeezed into less
+/// time than anyone takes to say them, is such an echo and is dropped; time past the end of the
+/// chunk's `seconds` of audio (the window's padding) does not count. A line said again in its own
+/// time, or a one-word answer said twice, is speech and stays.
+pub fn drop_echoes(segments: Vec<Segment>, seconds: f64) -> Vec<Segment> {
+    let mut kept: Vec<Segment> = Vec::with_capacity(segments.len());
+    for segment in segments {
+        if kept
+            .last()
+            .is_some_and(|before| is_echo(before, &segment, seconds))
+        {
+            tracing::debug!("echo dropped: {:?}", segment.text);
+            continue;
+        }
+        kept.push(segment);
+    }
+    kept
+}
+
+/// Whether `segment` only says the end of `before` again, in too little time to be speech.
+fn is_echo(before: &Segment, segment: &Segment, chunk_seconds: f64) -> bool {
+    let words = |text: &str| -> Vec<String> {
+        text.split_whitespace()
+            .map(|w| {
+                w.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .flat_map(char::to_lowercase)
+                    .collect::<String>()
+            })
+            .filter(|w| !w.is_empty())
+            .collect()
+    };
+    let said = words(&segment.text);
+    let earlier = words(&before.text);
+    let seconds = (segment.end.min(chunk_seconds) - segment.start).max(0.0);
+    said.len() >= 2
+        && earlier.ends_with(&said)
+        && said.len() as f64 > 1.0 + seconds * MAX_WORDS_PER_SECOND
+}
+
 /// `segments` with the loop cut out: the text ends where the repetition starts (keeping its first
 /// occurrence when that is a whole word or phrase, and never half a word), later segments are
 /// dropped. Segments without a repetition come back as they are.
@@ -551,5 +594,40 @@ mod tests {
         assert_eq!(joined(&cut_loops(heard)), "Thank you.");
         let speech = vec![segment(0.0, 2.0, "Fine."), segment(2.0, 4.0, "Thanks.")];
         assert_eq!(cut_loops(speech.clone()), speech);
+    }
+
+    #[test]
+    fn the_end_of_a_segment_said_again_with_no_time_left_is_an_echo() {
+        // tiny.en on a held-out recording ("unless to be rather cold hearted and rather selfish
+        // is to be ill disposed", 5.3 s) through a fitted window.
+        let heard = vec![
+            segment(
+                0.0,
+                5.0,
+                "\"Unless to be rather cold-hearted and rather selfish is to be old-a-sposed.\"",
+            ),
+            // Its times as whisper gave them, past the end of the audio.
+            segment(5.0, 6.4, "\"Is to be old-a-sposed?\""),
+        ];
+        assert_eq!(
+            joined(&drop_echoes(heard, 5.3)),
+            "\"Unless to be rather cold-hearted and rather selfish is to be old-a-sposed.\""
+        );
+    }
+
+    #[test]
+    fn a_line_said_again_in_its_own_time_or_a_word_twice_is_speech() {
+        let line_again = vec![
+            segment(0.0, 2.0, "Why don't you finish us?"),
+            segment(2.5, 4.0, "Why don't you finish us?"),
+        ];
+        assert_eq!(drop_echoes(line_again.clone(), 4.0), line_again);
+        let yes_twice = vec![segment(0.0, 0.4, "Yes."), segment(0.4, 0.5, "Yes.")];
+        assert_eq!(drop_echoes(yes_twice.clone(), 0.5), yes_twice);
+        let not_the_end = vec![
+            segment(0.0, 2.0, "Is to be fine, he said."),
+            segment(2.0, 2.2, "Is to be fine."),
+        ];
+        assert_eq!(drop_echoes(not_the_end.clone(), 2.2), not_the_end);
     }
 }

@@ -126,6 +126,7 @@ fn hear_chunk(
         } else {
             transcribe_chunk(state, request, chunk, &attempt, settings)?
         };
+        let heard = guard::drop_echoes(heard, seconds);
         if guard::is_silence(&heard) {
             return Ok(Vec::new());
         }
