@@ -118,9 +118,36 @@ pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: 
     let headers = request.headers().clone();
     match super::blocking(&app, move |app| token_allows(app, &headers)).await {
         Ok(true) => next.run(request).await,
-        Ok(false) => ApiError::Unauthorized.into_response(),
+        Ok(false) => {
+            discard_body(request.into_body()).await;
+            ApiError::Unauthorized.into_response()
+        }
         Err(err) => err.into_response(),
     }
+}
+
+/// The most of a refused request's body read and thrown away before the answer.
+const DISCARD_BYTES: usize = 16 << 20;
+/// The longest the server spends on that.
+const DISCARD_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Reads and throws away a refused request's body (up to [`DISCARD_BYTES`] within
+/// [`DISCARD_TIME`]), so that a client sending a whole upload before it reads (the OpenAI SDK
+/// does) gets the answer: closing the connection on bytes not read resets it, and the client
+/// sees a broken connection instead of the 401.
+async fn discard_body(body: axum::body::Body) {
+    use http_body_util::BodyExt;
+    let mut body = body;
+    let _ = tokio::time::timeout(DISCARD_TIME, async {
+        let mut seen = 0;
+        while let Some(Ok(frame)) = body.frame().await {
+            seen += frame.data_ref().map_or(0, |data| data.len());
+            if seen > DISCARD_BYTES {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 fn token_allows(app: &App, headers: &HeaderMap) -> Result<bool, ApiError> {

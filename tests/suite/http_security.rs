@@ -403,3 +403,49 @@ async fn web_pages_cannot_change_or_read_personal_data() {
         0
     );
 }
+
+/// A client that sends a whole upload with a wrong token, then reads the answer (as the OpenAI
+/// SDK does), gets the 401: the server reads the body it refuses rather than closing the
+/// connection on unread bytes, which would reset it before the answer is read.
+#[tokio::test]
+async fn an_upload_with_a_wrong_token_is_answered_401_not_reset() {
+    let t = TestApp::requiring_token();
+    let server =
+        common::RunningServer::start(|port| verbatim::api::router(t.app.clone(), port)).await;
+    let port = server.port;
+    let answers = tokio::task::spawn_blocking(move || {
+        (0..3)
+            .map(|_| {
+                use std::io::{Read, Write};
+                let body = vec![b'x'; 4 << 20];
+                let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+                stream
+                    .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+                    .unwrap();
+                let head = format!(
+                    "POST /v1/transcribe HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
+                     Authorization: Bearer wrong\r\nContent-Type: audio/wav\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let sent = stream
+                    .write_all(head.as_bytes())
+                    .and_then(|()| stream.write_all(&body));
+                let mut raw = Vec::new();
+                let read = stream.read_to_end(&mut raw);
+                (
+                    sent.is_ok(),
+                    read.is_ok(),
+                    String::from_utf8_lossy(&raw).to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    server.stop().await;
+    for (sent, read, raw) in answers {
+        assert!(sent && read, "sent {sent}, read {read}: {raw}");
+        assert!(raw.starts_with("HTTP/1.1 401"), "{raw}");
+    }
+}
