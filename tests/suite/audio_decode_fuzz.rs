@@ -100,6 +100,26 @@ fn inputs_kept_from_fuzzing_never_panic() {
     assert!(replayed > 0, "no kept inputs in {}", dir.display());
 }
 
+/// The MP4 found on the build that opened containers with their own demuxer: an `stbl` whose
+/// children end 7 bytes short of its end, where the demuxer would read a box header spanning
+/// into the next box (an `stsc` asking for 29 GB). The structure walk refuses it by name, before
+/// any demuxer reads it.
+#[test]
+fn a_box_header_cut_off_at_its_parents_end_is_refused_by_the_walk() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fuzz/decode/mp4-box-header-across-its-parents-end");
+    match decode_file(&path, None) {
+        Err(DecodeError::Io(e)) => panic!("I/O error from the content: {e}"),
+        Err(refusal) => assert!(
+            refusal
+                .to_string()
+                .contains("a box header is cut off at the end of"),
+            "{refusal}"
+        ),
+        Ok(audio) => panic!("decoded {} samples", audio.samples.len()),
+    }
+}
+
 /// Every fixture (every container) damaged where its demuxer trusts the file, by the
 /// structure-aware mutator the fuzz targets use: decoded or refused as data, never an I/O error.
 #[test]
