@@ -109,16 +109,19 @@ pub fn avg_logprob(segments: &[Segment]) -> Option<f64> {
     (count > 0).then(|| sum / count as f64)
 }
 
+/// `text`'s letters and digits in lower case, punctuation and spaces left out: how the rules
+/// compare words and segments.
+fn plain(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// Segments in a row that say the same words (punctuation and case aside) three times: twice
 /// is speech ("Yes." "Yes.", a line said again), three times a loop.
 fn repeated_segment(segments: &[Segment]) -> bool {
-    let words = |s: &Segment| -> String {
-        s.text
-            .chars()
-            .filter(|c| c.is_alphanumeric())
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
+    let words = |s: &Segment| plain(&s.text);
     segments.windows(3).any(|three| {
         let first = words(&three[0]);
         !first.is_empty() && three[1..].iter().all(|s| words(s) == first)
@@ -130,15 +133,7 @@ fn repeated_segment(segments: &[Segment]) -> bool {
 /// three times. Gives the first word of the earliest such run (counted in the text's
 /// whitespace-separated words) and the pattern's length in words.
 fn word_repetition(text: &str) -> Option<(usize, usize)> {
-    let words: Vec<String> = text
-        .split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric())
-                .flat_map(char::to_lowercase)
-                .collect::<String>()
-        })
-        .collect();
+    let words: Vec<String> = text.split_whitespace().map(plain).collect();
     (1..=4)
         .filter_map(|n| {
             let needed = if n == 1 { 4 } else { 3 };
@@ -286,12 +281,7 @@ pub fn drop_echoes(segments: Vec<Segment>, seconds: f64) -> Vec<Segment> {
 fn is_echo(before: &Segment, segment: &Segment, chunk_seconds: f64) -> bool {
     let words = |text: &str| -> Vec<String> {
         text.split_whitespace()
-            .map(|w| {
-                w.chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .flat_map(char::to_lowercase)
-                    .collect::<String>()
-            })
+            .map(plain)
             .filter(|w| !w.is_empty())
             .collect()
     };
