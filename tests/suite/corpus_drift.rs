@@ -16,7 +16,7 @@ use verbatim::engine::whisper::WhisperEngine;
 use verbatim::store::Store;
 use verbatim::transcribe::{Audio, Caller, Job, Transcriber, TranscriberParts, Transcript};
 use verbatim::wire::transcription::{ResponseFormat, TranscribeOptions};
-use verbatim_sim::{Corpus, Recording};
+use verbatim_sim::{Corpus, Recording, word_errors};
 
 /// One clip of each kind the corpus covers (speech with numbers and names, another language,
 /// silence, noise, a clip longer than one window, a real voice the 5 s window makes loop, real
@@ -49,6 +49,28 @@ fn corpus_transcriber(
         max_waiting: 0,
     });
     (dir, Arc::new(transcriber))
+}
+
+/// Whether `spec` was trained on speech in `language` (silence and noise count as any). What an
+/// English-only model makes of other languages is noise on the edge of every decision: the same
+/// moonshine-tiny heard the corpus's German clip as "In the closing market, we get a seen and
+/// hoiter." on an AVX-512 CPU and "In the future, we will be able to see the results." on an
+/// AVX2 one, so those clips are replayed as recorded but not compared.
+fn speaks(spec: &verbatim::engine::ModelSpec, language: &str) -> bool {
+    spec.multilingual() || language.is_empty() || language == "en"
+}
+
+/// Words of a recording of `words` words that the live engine may say otherwise. Whisper
+/// (whisper.cpp) gave the same texts on an AVX-512 and an AVX2 CPU, so none. ONNX Runtime picks
+/// its kernels by CPU and rounds differently on each: moonshine-tiny said "support schedule" on
+/// one and "support scheduled" on the other in the corpus's 100-word minutes, so one word in 50
+/// (none on a short clip). A stale recording (a changed engine or model) differs by far more.
+fn allowed_drift(spec: &verbatim::engine::ModelSpec, words: usize) -> usize {
+    if spec.engine == "whisper" {
+        0
+    } else {
+        words / 50
+    }
 }
 
 #[test]
@@ -97,6 +119,9 @@ fn the_live_engine_still_says_what_was_recorded() {
         };
         for id in CLIPS {
             let clip = corpus.clip(id).unwrap();
+            if !speaks(spec, &clip.entry.language) {
+                continue;
+            }
             let job = Job {
                 audio: Audio::Samples(clip.samples.to_vec()),
                 options: options.clone(),
@@ -105,9 +130,18 @@ fn the_live_engine_still_says_what_was_recorded() {
             };
             let live: Transcript = runtime.block_on(transcriber.run(job)).unwrap();
             let recorded = &recording.clips[*id];
-            assert_eq!(
-                live.raw_text, recorded.text,
-                "clip {id}: the live {model} engine differs from the recording; re-record with `verbatim corpus record --model {model}`"
+            let (mut differ, words) = word_errors(&recorded.text, &live.raw_text);
+            if live.raw_text != recorded.text {
+                // Punctuation or case alone counts as one word.
+                differ = differ.max(1);
+            }
+            assert!(
+                differ <= allowed_drift(spec, words),
+                "clip {id}: the live {model} engine differs from the recording in {differ} of \
+                 {words} words; re-record with `verbatim corpus record --model {model}`\n  \
+                 live: {:?}\n  recorded: {:?}",
+                live.raw_text,
+                recorded.text
             );
             assert_eq!(
                 live.language, recorded.language,
