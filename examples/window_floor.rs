@@ -6,6 +6,7 @@
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example window_floor -- [--model tiny.en] [--rounds 3] \
 //!     [--longest 8] [--names] [--show] [--extra LIST] [--only real|synthetic|extra] \
+//!     [--max-chunk SECONDS] \
 //!     CONTENDER...
 //! ```
 //!
@@ -18,7 +19,8 @@
 //! server decodes), reported apart. Prints, per contender and set: median, 90th percentile and
 //! slowest seconds per clip, seconds per round, WER against the reference texts (numbers
 //! normalised on both sides), chunks heard again, passes after the first and loops cut.
-//! `--names` gives each clip the names in its reference text (capitalised words after the
+//! `--max-chunk` packs speech into chunks of at most SECONDS (the server: 30), cut at the
+//! quietest moment after two thirds of it. `--names` gives each clip the names in its reference text (capitalised words after the
 //! first) as the initial prompt, as dictionary terms would be.
 
 use std::path::Path;
@@ -59,6 +61,8 @@ struct Options {
     show: bool,
     extra: Option<String>,
     only: Option<String>,
+    /// The longest chunk in seconds (None: the server's 30 s).
+    max_chunk: Option<f64>,
     contenders: Vec<String>,
 }
 
@@ -73,6 +77,7 @@ fn options() -> Options {
         show: false,
         extra: None,
         only: None,
+        max_chunk: None,
         contenders: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
@@ -84,6 +89,9 @@ fn options() -> Options {
             "--longest" => options.longest = value().parse().expect("--longest SECONDS"),
             "--extra" => options.extra = Some(value()),
             "--only" => options.only = Some(value()),
+            "--max-chunk" => {
+                options.max_chunk = Some(value().parse().expect("--max-chunk SECONDS"))
+            }
             "--show" => options.show = true,
             "--names" => options.names = true,
             _ => options.contenders.push(arg),
@@ -133,10 +141,22 @@ fn names(text: &str) -> Option<String> {
 }
 
 /// Transcribes `sample` as `contender` does (with its names as the prompt when `names`), timed.
-fn hear(contender: &Contender, model: &str, sample: &Sample, names: bool) -> (String, f64) {
+fn hear(contender: &Contender, options: &Options, sample: &Sample) -> (String, f64) {
+    let (model, names) = (options.model.as_str(), options.names);
     let samples = &sample.samples;
     let started = Instant::now();
-    let chunks = vad::chunks_to_hear(samples, contender.vad);
+    let chunks = match options.max_chunk {
+        Some(seconds) if contender.vad => {
+            let frames = (seconds.min(30.0) * vad::SAMPLE_RATE as f64) as usize / vad::FRAME;
+            let limits = vad::Limits {
+                max_chunk: frames,
+                earliest_cut: frames * 2 / 3,
+                ..vad::Limits::FILE
+            };
+            vad::plan_chunks_within(&vad::frame_scores(samples), samples.len(), limits)
+        }
+        _ => vad::chunks_to_hear(samples, contender.vad),
+    };
     let request = EngineRequest {
         samples,
         chunks,
@@ -217,7 +237,7 @@ fn main() {
         .map(|name| contender(name, &models))
         .collect();
     for contender in &contenders {
-        hear(contender, &options.model, &samples[0], false); // loads the model
+        hear(contender, &options, &samples[0]); // loads the model
     }
     let before: Vec<_> = contenders.iter().map(|c| c.engine.retries()).collect();
     for round in 0..options.rounds {
@@ -225,7 +245,7 @@ fn main() {
             let set = SETS.iter().position(|s| *s == sample.set).unwrap();
             for k in 0..contenders.len() {
                 let i = (k + round) % contenders.len();
-                let (text, seconds) = hear(&contenders[i], &options.model, sample, options.names);
+                let (text, seconds) = hear(&contenders[i], &options, sample);
                 let contender = &mut contenders[i];
                 contender.seconds[set].push(seconds);
                 if round == 0 {

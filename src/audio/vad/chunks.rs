@@ -93,6 +93,12 @@ pub fn plan_chunks_padded(scores: &[f32], len: usize, padding: usize) -> Vec<Ran
         padding,
         ..Limits::FILE
     };
+    plan_chunks_within(scores, len, limits)
+}
+
+/// The chunks of speech of the whole audio under `limits` (benchmarks weigh other limits than
+/// [`Limits::FILE`] with it).
+pub fn plan_chunks_within(scores: &[f32], len: usize, limits: Limits) -> Vec<Range<usize>> {
     plan_all(ChunkPlanner::speech(limits), scores, len)
 }
 

@@ -7,7 +7,7 @@ pub mod stream;
 
 use std::ops::Range;
 
-pub use chunks::{Limits, MAX_CHUNK_SAMPLES, plan_chunks};
+pub use chunks::{Limits, MAX_CHUNK_SAMPLES, plan_chunks, plan_chunks_within};
 pub use stream::{Chunker, SpeechChunk};
 
 /// Samples per second of the audio the detector takes.
