@@ -19,9 +19,10 @@
 //! server decodes), reported apart. Prints, per contender and set: median, 90th percentile and
 //! slowest seconds per clip, seconds per round, WER against the reference texts (numbers
 //! normalised on both sides), chunks heard again, passes after the first and loops cut.
-//! `--max-chunk` packs speech into chunks of at most SECONDS (the server: 30), cut at the
-//! quietest moment after two thirds of it. `--names` gives each clip the names in its reference text (capitalised words after the
-//! first) as the initial prompt, as dictionary terms would be.
+//! `--max-chunk` packs speech into chunks of at most SECONDS (the server: 30, the most), cut
+//! at the quietest moment after two thirds of it. `--names` gives each clip the names in its
+//! reference text (capitalised words after the first) as the initial prompt, as dictionary
+//! terms would be.
 
 use std::path::Path;
 use std::time::Instant;
@@ -140,14 +141,16 @@ fn names(text: &str) -> Option<String> {
     (!names.is_empty()).then(|| names.join("\n"))
 }
 
-/// Transcribes `sample` as `contender` does (with its names as the prompt when `names`), timed.
+/// Transcribes `sample` as `contender` does (with its names as the prompt under `--names`, in
+/// chunks of at most `--max-chunk`), timed.
 fn hear(contender: &Contender, options: &Options, sample: &Sample) -> (String, f64) {
     let (model, names) = (options.model.as_str(), options.names);
     let samples = &sample.samples;
     let started = Instant::now();
     let chunks = match options.max_chunk {
         Some(seconds) if contender.vad => {
-            let frames = (seconds.min(30.0) * vad::SAMPLE_RATE as f64) as usize / vad::FRAME;
+            let samples_at_most = (seconds * vad::SAMPLE_RATE as f64) as usize;
+            let frames = samples_at_most.min(vad::MAX_CHUNK_SAMPLES) / vad::FRAME;
             let limits = vad::Limits {
                 max_chunk: frames,
                 earliest_cut: frames * 2 / 3,

@@ -51,13 +51,14 @@ fn corpus_transcriber(
     (dir, Arc::new(transcriber))
 }
 
-/// Whether `spec` was trained on speech in `language` (silence and noise count as any). What an
-/// English-only model makes of other languages is noise on the edge of every decision: the same
-/// moonshine-tiny heard the corpus's German clip as "In the closing market, we get a seen and
-/// hoiter." on an AVX-512 CPU and "In the future, we will be able to see the results." on an
-/// AVX2 one, so those clips are replayed as recorded but not compared.
-fn speaks(spec: &verbatim::engine::ModelSpec, language: &str) -> bool {
-    spec.multilingual() || language.is_empty() || language == "en"
+/// Whether `spec`'s text for a clip in `language` is compared with its recording (silence and
+/// noise have no language). Whisper's always is. What an English-only Moonshine model makes of
+/// another language is noise on the edge of every decision: moonshine-tiny heard the corpus's
+/// German clip as "In the closing market, we get a seen and hoiter." on an AVX-512 CPU and "In
+/// the future, we will be able to see the results." on an AVX2 one, so such clips are replayed
+/// as recorded but not compared.
+fn compared(spec: &verbatim::engine::ModelSpec, language: &str) -> bool {
+    spec.engine == "whisper" || spec.multilingual() || language.is_empty() || language == "en"
 }
 
 /// Words of a recording of `words` words that the live engine may say otherwise. Whisper
@@ -119,7 +120,7 @@ fn the_live_engine_still_says_what_was_recorded() {
         };
         for id in CLIPS {
             let clip = corpus.clip(id).unwrap();
-            if !speaks(spec, &clip.entry.language) {
+            if !compared(spec, &clip.entry.language) {
                 continue;
             }
             let job = Job {
