@@ -14,7 +14,8 @@
 //! Whisper's full 30 s window), `full` (the chunks of speech, full window) or a floor in encoder
 //! frames (chunks of speech in a window fitted to each, never under the floor; 50 frames a
 //! second). RETRIES is the recovery order, comma-separated: `temperature`, `wider`, `full`, or
-//! `none` (default: the server's). Clips: the English ones no longer than `--longest` seconds;
+//! `none` (default: the server's); a suffix `/wN` shares each file's chunks out among N decoder
+//! states, the threads split between them (default: the server's). Clips: the English ones no longer than `--longest` seconds;
 //! `--extra LIST` adds clips of your own, one `path<TAB>reference text` a line (any format the
 //! server decodes), reported apart. Prints, per contender and set: median, 90th percentile and
 //! slowest seconds per clip, seconds per round, WER against the reference texts (numbers
@@ -106,7 +107,11 @@ fn options() -> Options {
 }
 
 fn contender(name: &str, models: &ModelDir) -> Contender {
-    let (window_name, retries) = name.split_once(':').unwrap_or((name, ""));
+    let (plain, workers) = match name.split_once("/w") {
+        Some((plain, workers)) => (plain, Some(workers.parse().expect("/wN: N decoder states"))),
+        None => (name, None),
+    };
+    let (window_name, retries) = plain.split_once(':').unwrap_or((plain, ""));
     let (window, vad) = match window_name {
         "whole" => (EncoderWindow::Full, false),
         "full" => (EncoderWindow::Full, true),
@@ -118,6 +123,9 @@ fn contender(name: &str, models: &ModelDir) -> Contender {
         ),
     };
     let mut engine = WhisperEngine::new(models.clone(), 0).with_window(window);
+    if let Some(workers) = workers {
+        engine = engine.with_workers(workers);
+    }
     if !retries.is_empty() {
         engine = engine.with_recovery(Recovery::parse(retries).expect("a recovery order"));
     }

@@ -13,6 +13,7 @@ mod backup_api;
 mod backup_crash;
 mod body_limit_memory;
 mod browser_recordings;
+mod chunk_workers;
 mod cli;
 mod cli_desktop;
 mod cli_help;

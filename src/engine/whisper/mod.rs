@@ -58,6 +58,7 @@ pub enum WordTiming {
 pub struct WhisperEngine {
     models: ModelDir,
     threads: usize,
+    workers: usize,
     window: EncoderWindow,
     recovery: Recovery,
     timing: WordTiming,
@@ -70,6 +71,16 @@ pub struct WhisperEngine {
 /// its CPU affinity and cgroup quota), at least one.
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Decoder states a file's chunks are shared out among: two once there are two threads to
+/// split. whisper.cpp's decoder is a chain of small products that two threads share poorly;
+/// two states of one thread each took a 2-core machine through two five-minute files in 29.6 s
+/// instead of 36.4 s, the texts unchanged (`window_floor ... 256/w1 256/w2`,
+/// docs/performance.md). The second state holds buffers of its own: 48 MiB more for tiny.en,
+/// 71 MiB for base (`examples/engine_memory`).
+fn default_workers(threads: usize) -> usize {
+    if threads >= 2 { 2 } else { 1 }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -88,6 +99,7 @@ impl WhisperEngine {
         WhisperEngine {
             models,
             threads,
+            workers: default_workers(threads),
             window: EncoderWindow::default(),
             recovery: Recovery::default(),
             timing: WordTiming::DtwOnDemand,
@@ -105,6 +117,12 @@ impl WhisperEngine {
 
     /// The same engine hearing rejected chunks again another way (benchmarks compare them;
     /// the server uses the default).
+    /// Decoder states a request's chunks are shared out among, the threads split between them.
+    pub fn with_workers(mut self, workers: usize) -> WhisperEngine {
+        self.workers = workers.max(1);
+        self
+    }
+
     pub fn with_recovery(mut self, recovery: Recovery) -> WhisperEngine {
         self.recovery = recovery;
         self
@@ -234,6 +252,7 @@ impl Engine for WhisperEngine {
         let settings = run::Settings {
             language,
             threads: self.threads,
+            workers: self.workers,
             // The window is fitted to speech being transcribed; translation keeps the full
             // window (a fitted one turned base's German into "the most important of the world
             // is the world").

@@ -1,11 +1,12 @@
-//! One request on one decoder state, its language settled: each chunk transcribed on its own,
-//! through a window fitted to it, heard again as the recovery says when the loop guard or the
+//! One request, its language settled: each chunk transcribed on its own (a file's chunks shared
+//! out among the engine's decoder states, each on its share of the threads), through a window
+//! fitted to it, heard again as the recovery says when the loop guard or the
 //! window's doubts reject the text (a loop that survives every attempt is cut out), with its
 //! segments moved to the request's timeline.
 
 use std::ffi::c_void;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 
@@ -13,6 +14,7 @@ use super::super::guard;
 use super::super::words::{shorten_words_at_pauses, start_words_at_speech};
 use super::super::{EngineError, EngineOutput, EngineRequest, Segment, Task};
 use super::context::Decoders;
+use super::lock;
 use super::recovery::{Attempt, Recovery, Verdict};
 use super::tokens::{self, Reading};
 use super::window::{EncoderWindow, FULL_WINDOW_FRAMES};
@@ -30,10 +32,13 @@ fn failed(e: whisper_rs::WhisperError) -> EngineError {
 }
 
 /// How the engine runs a request.
+#[derive(Clone)]
 pub(super) struct Settings {
     /// The language every chunk is decoded in; None detects (audio without chunks only).
     pub language: Option<String>,
     pub threads: usize,
+    /// Decoder states the chunks are shared out among, `threads` split between them.
+    pub workers: usize,
     /// The window for each chunk.
     pub window: EncoderWindow,
     /// How a chunk is heard again when its text is rejected.
@@ -65,26 +70,24 @@ impl std::ops::AddAssign for Retries {
 
 /// The request's output, and what it cost in retries. `decoders`: the context `state` belongs
 /// to (a retry at temperature runs on a fresh state of its own, so that its random numbers are
-/// the same whatever the pooled state decoded before).
+/// the same whatever the pooled state decoded before). With more than one worker, the chunks
+/// are shared out among that many decoder states, each on its share of the threads (`state`
+/// is one of them; the others come from and go back to `decoders`' pool).
 pub(super) fn run(
     state: &mut WhisperState,
     decoders: &Decoders,
     request: &EngineRequest<'_>,
     settings: &Settings,
 ) -> Result<(EngineOutput, Retries), EngineError> {
-    let language = settings.language.clone();
+    let workers = settings.workers.clamp(1, request.chunks.len().max(1));
+    let (heard, retries) = if workers == 1 {
+        hear_in_turn(state, decoders, request, settings, &Shared::new(request))?
+    } else {
+        hear_in_parallel(state, decoders, request, settings, workers)?
+    };
     let mut segments = Vec::new();
-    let mut retries = Retries::default();
-    for range in &request.chunks {
-        let Some(samples) = request.samples.get(range.clone()) else {
-            continue;
-        };
-        let chunk = Chunk {
-            samples,
-            language: language.as_deref(),
-        };
-        let heard = hear_chunk(state, decoders, request, &chunk, settings, &mut retries)?;
-        segments.extend(in_timeline(heard, range));
+    for (range, chunk) in request.chunks.iter().zip(heard) {
+        segments.extend(in_timeline(chunk, range));
     }
     let text = segments
         .iter()
@@ -93,11 +96,136 @@ pub(super) fn run(
         .join(" ");
     let output = EngineOutput {
         text,
-        language,
+        language: settings.language.clone(),
         segments,
         processing_time: None,
     };
     Ok((output, retries))
+}
+
+/// The chunks of one request, handed out one at a time to whichever worker is free.
+struct Shared {
+    next: AtomicUsize,
+    chunks: usize,
+    /// Set when a worker fails: the others take no further chunk.
+    failed: AtomicBool,
+}
+
+impl Shared {
+    fn new(request: &EngineRequest<'_>) -> Shared {
+        Shared {
+            next: AtomicUsize::new(0),
+            chunks: request.chunks.len(),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    fn take(&self) -> Option<usize> {
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let index = self.next.fetch_add(1, Ordering::Relaxed);
+        (index < self.chunks).then_some(index)
+    }
+}
+
+/// What one worker heard: each chunk's segments by the chunk's index, in its own timeline.
+type Heard = Vec<(usize, Vec<Segment>)>;
+
+/// Chunks taken from `shared` and heard one after the other on `state`, until none is left.
+fn hear_taken(
+    state: &mut WhisperState,
+    decoders: &Decoders,
+    request: &EngineRequest<'_>,
+    settings: &Settings,
+    shared: &Shared,
+) -> Result<(Heard, Retries), EngineError> {
+    let mut heard = Vec::new();
+    let mut retries = Retries::default();
+    while let Some(index) = shared.take() {
+        let range = request.chunks[index].clone();
+        let samples = request.samples.get(range).unwrap_or_default();
+        let chunk = Chunk {
+            samples,
+            language: settings.language.as_deref(),
+        };
+        let result = if samples.is_empty() {
+            Ok(Vec::new())
+        } else {
+            hear_chunk(state, decoders, request, &chunk, settings, &mut retries)
+        };
+        match result {
+            Ok(segments) => heard.push((index, segments)),
+            Err(e) => {
+                shared.failed.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+    }
+    Ok((heard, retries))
+}
+
+/// Every chunk on `state`, in order.
+fn hear_in_turn(
+    state: &mut WhisperState,
+    decoders: &Decoders,
+    request: &EngineRequest<'_>,
+    settings: &Settings,
+    shared: &Shared,
+) -> Result<(Vec<Vec<Segment>>, Retries), EngineError> {
+    let (heard, retries) = hear_taken(state, decoders, request, settings, shared)?;
+    Ok((heard.into_iter().map(|(_, s)| s).collect(), retries))
+}
+
+/// The chunks shared out among `workers` decoder states on scoped threads, each with its share
+/// of the threads; the first error wins (a cancelled request stops every worker at its next
+/// check).
+fn hear_in_parallel(
+    state: &mut WhisperState,
+    decoders: &Decoders,
+    request: &EngineRequest<'_>,
+    settings: &Settings,
+    workers: usize,
+) -> Result<(Vec<Vec<Segment>>, Retries), EngineError> {
+    let shared = Shared::new(request);
+    let settings = Settings {
+        threads: (settings.threads / workers).max(1),
+        ..settings.clone()
+    };
+    let (settings, shared) = (&settings, &shared);
+    let results =
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..workers)
+                .map(|_| {
+                    scope.spawn(move || {
+                        let mut own = decoders.state(&decoders.idle)?;
+                        let result = hear_taken(&mut own, decoders, request, settings, shared);
+                        // A state whose pass was aborted half-way is not reused.
+                        if !matches!(result, Err(EngineError::Cancelled)) {
+                            lock(&decoders.idle).push(own);
+                        }
+                        result
+                    })
+                })
+                .collect();
+            let mut results = vec![hear_taken(state, decoders, request, settings, shared)];
+            for worker in others {
+                results.push(worker.join().unwrap_or_else(|_| {
+                    Err(EngineError::Failed("a decoder thread panicked".into()))
+                }));
+            }
+            results
+        });
+    let mut by_chunk: Vec<Vec<Segment>> = vec![Vec::new(); request.chunks.len()];
+    let mut retries = Retries::default();
+    for result in results {
+        let (heard, cost) = result?;
+        retries += cost;
+        for (index, segments) in heard {
+            by_chunk[index] = segments;
+        }
+    }
+    Ok((by_chunk, retries))
 }
 
 /// One chunk through the attempts of the recovery until the guard accepts the text; else the

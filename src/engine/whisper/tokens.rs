@@ -8,6 +8,7 @@ use super::super::words::{TimedToken, assemble, compression_ratio};
 use super::super::{EngineError, Segment, SegmentDetail};
 
 /// How the segments of a decode are read.
+#[derive(Clone, Copy)]
 pub(super) struct Reading {
     /// whisper's end-of-text token: text tokens come before it, special and timestamp tokens
     /// from it on.

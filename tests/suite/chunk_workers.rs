@@ -1,0 +1,103 @@
+//! A file's chunks shared out among several decoder states: the same text and the same segment
+//! times as one state hearing them in turn, segments in the file's order, and a cancelled
+//! request stops every worker. Skipped without VERBATIM_TEST_MODELS (fails under CI).
+
+#![cfg(feature = "whisper")]
+
+use crate::common;
+
+use common::engine::hear;
+use common::test_models;
+use verbatim::audio::vad;
+use verbatim::cancel::Cancel;
+use verbatim::engine::whisper::WhisperEngine;
+use verbatim::engine::{Engine, EngineError, EngineRequest, LanguageChoice, Task};
+use verbatim_sim::Corpus;
+
+/// The corpus's real English recordings joined with 4 s of silence, so that each is a chunk of
+/// its own.
+fn recordings_apart() -> Vec<f32> {
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let mut samples = Vec::new();
+    let real = corpus
+        .clips()
+        .iter()
+        .filter(|c| c.id().starts_with("real-") && c.entry.language == "en")
+        .filter(|c| c.duration() < 15.0)
+        .take(5);
+    for clip in real {
+        samples.extend_from_slice(&clip.samples);
+        samples.extend(std::iter::repeat_n(0.0, 4 * 16_000));
+    }
+    samples
+}
+
+#[test]
+fn chunks_heard_by_two_workers_read_as_by_one() {
+    let Some(models) = test_models() else { return };
+    let samples = recordings_apart();
+    let chunks = vad::chunks_to_hear(&samples, true);
+    assert!(chunks.len() >= 4, "{} chunks", chunks.len());
+    for words in [false, true] {
+        let alone = WhisperEngine::new(models.clone(), 2).with_workers(1);
+        let shared = WhisperEngine::new(models.clone(), 2).with_workers(2);
+        let one = hear(
+            &alone,
+            "tiny.en",
+            &samples,
+            true,
+            "en",
+            Task::Transcribe,
+            words,
+        );
+        let two = hear(
+            &shared,
+            "tiny.en",
+            &samples,
+            true,
+            "en",
+            Task::Transcribe,
+            words,
+        );
+        assert!(one.segments.len() >= chunks.len(), "{:?}", one.segments);
+        assert_eq!(one.text, two.text, "words={words}");
+        assert_eq!(one.segments, two.segments, "words={words}");
+        assert!(
+            two.segments.windows(2).all(|w| w[0].start <= w[1].start),
+            "{:?}",
+            two.segments
+        );
+    }
+}
+
+#[test]
+fn a_cancelled_request_stops_every_worker() {
+    let Some(models) = test_models() else { return };
+    let samples = recordings_apart();
+    let engine = WhisperEngine::new(models, 2).with_workers(2);
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let request = EngineRequest {
+        samples: &samples,
+        chunks: vad::chunks_to_hear(&samples, true),
+        trimmed_to_speech: true,
+        language: LanguageChoice::Exact("en".into()),
+        task: Task::Transcribe,
+        initial_prompt: None,
+        words: false,
+        cancel,
+    };
+    let result = engine.transcribe("tiny.en", &request);
+    assert!(matches!(result, Err(EngineError::Cancelled)), "{result:?}");
+    // The engine still hears the next request.
+    let heard = hear(
+        &engine,
+        "tiny.en",
+        &samples,
+        true,
+        "en",
+        Task::Transcribe,
+        false,
+    );
+    assert!(!heard.text.is_empty());
+}
