@@ -15,11 +15,13 @@
 //! frames (chunks of speech in a window fitted to each, never under the floor; 50 frames a
 //! second). RETRIES is the recovery order, comma-separated: `temperature`, `wider`, `full`, or
 //! `none` (default: the server's); a suffix `/wN` shares each file's chunks out among N decoder
-//! states, the threads split between them (default: the server's). Clips: the English ones no longer than `--longest` seconds;
-//! `--extra LIST` adds clips of your own, one `path<TAB>reference text` a line (any format the
-//! server decodes), reported apart. Prints, per contender and set: median, 90th percentile and
-//! slowest seconds per clip, seconds per round, WER against the reference texts (numbers
-//! normalised on both sides), chunks heard again, passes after the first and loops cut.
+//! states, the threads split between them (default: the server's). Clips: the English ones no
+//! longer than `--longest` seconds; `--extra LIST` adds clips of your own, one
+//! `path<TAB>reference text` a line (any format the server decodes), reported apart. Prints,
+//! per contender and set: median, 90th percentile and slowest seconds per clip, seconds per
+//! round, WER against the reference texts (numbers normalised on both sides), chunks heard
+//! again, passes after the first, loops cut and short tails heard through a window of their
+//! own.
 //! `--max-chunk` packs speech into chunks of at most SECONDS (the server: 30, the most), cut
 //! at the quietest moment after two thirds of it. `--names` gives each clip the names in its
 //! reference text (capitalised words after the first) as the initial prompt, as dictionary
@@ -275,7 +277,7 @@ fn main() {
         }
     }
     println!(
-        "English clips of at most {} s, {} rounds, {}; retries: chunks/passes/cut over all sets",
+        "English clips of at most {} s, {} rounds, {}; retries: chunks/passes/cut/tails over all sets",
         options.longest, options.rounds, options.model
     );
     println!(
@@ -292,7 +294,7 @@ fn main() {
             seconds.sort_by(f64::total_cmp);
             let (errors, words) = contender.errors[set];
             println!(
-                "{:<22} {:<9} {:>5} {:>8.3} {:>6.3} {:>6.3} {:>8.2} {:>6.1}  {}/{}/{}",
+                "{:<22} {:<9} {:>5} {:>8.3} {:>6.3} {:>6.3} {:>8.2} {:>6.1}  {}/{}/{}/{}",
                 contender.name,
                 name,
                 seconds.len() / options.rounds,
@@ -304,6 +306,7 @@ fn main() {
                 after.chunks - before.chunks,
                 after.passes - before.passes,
                 after.cut - before.cut,
+                after.tails - before.tails,
             );
         }
     }

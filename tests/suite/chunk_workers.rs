@@ -1,6 +1,8 @@
-//! A file's chunks shared out among several decoder states: the same text and the same segment
-//! times as one state hearing them in turn, segments in the file's order, and a cancelled
-//! request stops every worker. Skipped without VERBATIM_TEST_MODELS (fails under CI).
+//! How the whisper engine hears a file's chunks: shared out among several decoder states, with
+//! the same text and segment times as one state hearing them in turn, segments in the file's
+//! order, and a cancelled request stopping every worker; the short tail after a chunk's last
+//! decoded timestamp heard through a window of its own, its words kept. Skipped without
+//! VERBATIM_TEST_MODELS (fails under CI).
 
 #![cfg(feature = "whisper")]
 
@@ -12,7 +14,8 @@ use verbatim::audio::vad;
 use verbatim::cancel::Cancel;
 use verbatim::engine::whisper::WhisperEngine;
 use verbatim::engine::{Engine, EngineError, EngineRequest, LanguageChoice, Task};
-use verbatim_sim::Corpus;
+use verbatim::transcribe::numbers::normalize_numbers;
+use verbatim_sim::{Corpus, word_errors};
 
 /// The corpus's real English recordings joined with 4 s of silence, so that each is a chunk of
 /// its own.
@@ -100,4 +103,42 @@ fn a_cancelled_request_stops_every_worker() {
         false,
     );
     assert!(!heard.text.is_empty());
+}
+
+#[test]
+fn the_short_tail_after_the_last_timestamp_is_heard_and_kept() {
+    let Some(models) = test_models() else { return };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    // tiny.en ends its first decode of this 29 s chunk of read speech seconds before the
+    // chunk's end; the rest ("In short, ...") is the tail.
+    let clip = corpus.clip("real-two-cities").unwrap();
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
+    let output = hear(
+        &engine,
+        "tiny.en",
+        &clip.samples,
+        true,
+        "en",
+        Task::Transcribe,
+        false,
+    );
+    assert!(engine.retries().tails >= 1, "{:?}", engine.retries());
+    let chunks = vad::chunks_to_hear(&clip.samples, true);
+    let first_end = chunks[0].end as f64 / 16_000.0;
+    let last_in_first = output
+        .segments
+        .iter()
+        .rfind(|s| s.start < first_end)
+        .unwrap();
+    assert!(
+        first_end - last_in_first.end < 1.5,
+        "the first chunk ends at {first_end:.2} s, its text at {:.2} s: {:?}",
+        last_in_first.end,
+        output.segments
+    );
+    let (errors, words) = word_errors(
+        &normalize_numbers(&clip.entry.text),
+        &normalize_numbers(&output.text),
+    );
+    assert!(errors * 10 <= words, "{errors} of {words}: {}", output.text);
 }

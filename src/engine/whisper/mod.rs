@@ -19,6 +19,7 @@ use language::Requested;
 
 mod context;
 mod language;
+mod log;
 mod recovery;
 mod run;
 mod tokens;
@@ -90,7 +91,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl WhisperEngine {
     /// `threads`: inference threads per request (0 = [`default_threads`]).
     pub fn new(models: ModelDir, threads: usize) -> WhisperEngine {
-        whisper_rs::install_logging_hooks();
+        log::install();
         let threads = if threads == 0 {
             default_threads()
         } else {

@@ -6,7 +6,7 @@
 
 use std::ffi::c_void;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 
@@ -58,6 +58,9 @@ pub struct Retries {
     pub passes: u64,
     /// Chunks whose every attempt looped, cut where the loop starts.
     pub cut: u64,
+    /// Short tails after a chunk's last decoded timestamp heard through a window of their own
+    /// instead of another pass of the chunk's window.
+    pub tails: u64,
 }
 
 impl std::ops::AddAssign for Retries {
@@ -65,6 +68,7 @@ impl std::ops::AddAssign for Retries {
         self.chunks += other.chunks;
         self.passes += other.passes;
         self.cut += other.cut;
+        self.tails += other.tails;
     }
 }
 
@@ -250,9 +254,9 @@ fn hear_chunk(
         }
         let heard = if attempt.sampled {
             let mut fresh = decoders.fresh_state()?;
-            transcribe_chunk(&mut fresh, request, chunk, &attempt, settings)?
+            transcribe_chunk(&mut fresh, request, chunk, &attempt, settings, retries)?
         } else {
-            transcribe_chunk(state, request, chunk, &attempt, settings)?
+            transcribe_chunk(state, request, chunk, &attempt, settings, retries)?
         };
         let heard = guard::drop_echoes(heard, seconds);
         if guard::is_silence(&heard) {
@@ -421,11 +425,37 @@ fn transcribe_chunk(
     chunk: &Chunk<'_>,
     attempt: &Attempt,
     settings: &Settings,
+    retries: &mut Retries,
 ) -> Result<Vec<Segment>, EngineError> {
     let prompt = request
         .initial_prompt
         .as_deref()
         .map(|p| p.replace('\0', ""));
+    decode(
+        state,
+        request,
+        prompt.as_deref(),
+        chunk,
+        attempt,
+        settings,
+        retries,
+    )
+}
+
+/// One whisper.cpp pass over a chunk. whisper.cpp goes on from the last timestamp it decoded
+/// when that falls short of the chunk's end, with another encoder pass over the window's full
+/// width; when what is left is short (under [`SHORT_TAIL_CENTISECONDS`]) and the window was
+/// fitted, that pass is stopped and the tail is heard here through a window fitted to the tail
+/// alone (without the prompt, as whisper.cpp hears a short tail).
+fn decode(
+    state: &mut WhisperState,
+    request: &EngineRequest<'_>,
+    prompt: Option<&str>,
+    chunk: &Chunk<'_>,
+    attempt: &Attempt,
+    settings: &Settings,
+    retries: &mut Retries,
+) -> Result<Vec<Segment>, EngineError> {
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
@@ -436,7 +466,19 @@ fn transcribe_chunk(
         end_timestamp: settings.first_timestamp
             + ((seconds * 50.0).ceil() as i32).min(FULL_WINDOW_FRAMES as i32),
     };
-    let params = params(request, prompt.as_deref(), chunk, attempt, &watch, settings);
+    let tail = TailWatch {
+        length_centiseconds: (seconds * 100.0) as i64,
+        passes: AtomicUsize::new(0),
+        stopped_at: AtomicI64::new(-1),
+    };
+    let mut params = params(request, prompt, chunk, attempt, &watch, settings);
+    if attempt.window.is_some() {
+        // SAFETY: `tail` outlives the call to `full`, which is the only user of the pointer.
+        unsafe {
+            params.set_start_encoder_callback(Some(stop_before_short_tail));
+            params.set_start_encoder_callback_user_data(&tail as *const TailWatch as *mut c_void);
+        }
+    }
     let heard = state.full(params, chunk.samples);
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
@@ -464,7 +506,80 @@ fn transcribe_chunk(
         start_words_at_speech(&mut segments, chunk.samples);
         shorten_words_at_pauses(&mut segments);
     }
+    let stopped_at = tail.stopped_at.load(Ordering::Relaxed);
+    if stopped_at > 0 {
+        let start = (stopped_at as usize * SAMPLES_PER_CENTISECOND).min(chunk.samples.len());
+        let rest = &chunk.samples[start..];
+        let rest_seconds = rest.len() as f64 / SAMPLE_RATE;
+        let tail_attempt = Attempt {
+            window: settings.window.frames_for(rest_seconds),
+            ..*attempt
+        };
+        let tail_chunk = Chunk {
+            samples: rest,
+            language: chunk.language,
+        };
+        retries.tails += 1;
+        let heard = decode(
+            state,
+            request,
+            None,
+            &tail_chunk,
+            &tail_attempt,
+            settings,
+            retries,
+        )?;
+        segments.extend(in_timeline(heard, &(start..chunk.samples.len())));
+    }
     Ok(segments)
+}
+
+/// What is left of a chunk after the last timestamp that whisper.cpp hears through a window
+/// fitted to it rather than the chunk's (its own rule for clearing the prompt: 5 s).
+const SHORT_TAIL_CENTISECONDS: i64 = 500;
+/// 16 kHz samples in whisper's time unit (10 ms).
+const SAMPLES_PER_CENTISECOND: usize = 160;
+
+/// The encoder passes of one `full` call, and where it was stopped before a short tail.
+struct TailWatch {
+    length_centiseconds: i64,
+    passes: AtomicUsize,
+    /// The last decoded segment's end (centiseconds) when the pass over the tail was stopped;
+    /// -1: not stopped.
+    stopped_at: AtomicI64,
+}
+
+/// whisper.cpp's callback before each encoder pass of a `full` call: the first goes ahead; a
+/// later one (the audio after the last decoded timestamp) is stopped when that audio is short,
+/// its start kept for [`decode`] to hear it through a window of its own.
+unsafe extern "C" fn stop_before_short_tail(
+    _ctx: *mut whisper_rs::WhisperSysContext,
+    state: *mut whisper_rs::WhisperSysState,
+    user_data: *mut c_void,
+) -> bool {
+    if state.is_null() || user_data.is_null() {
+        return true;
+    }
+    // SAFETY: `user_data` is the TailWatch `decode` hands in, alive during the call; `state` is
+    // the state whisper.cpp is running, whose segments so far it lets us read.
+    unsafe {
+        let watch = &*(user_data as *const TailWatch);
+        if watch.passes.fetch_add(1, Ordering::Relaxed) == 0 {
+            return true;
+        }
+        let segments = whisper_rs::whisper_rs_sys::whisper_full_n_segments_from_state(state);
+        if segments <= 0 {
+            return true;
+        }
+        let end =
+            whisper_rs::whisper_rs_sys::whisper_full_get_segment_t1_from_state(state, segments - 1);
+        let left = watch.length_centiseconds - end;
+        if end <= 0 || left <= 0 || left >= SHORT_TAIL_CENTISECONDS {
+            return true;
+        }
+        watch.stopped_at.store(end, Ordering::Relaxed);
+        false
+    }
 }
 
 /// A chunk's segments moved from its own timeline to the request's, and kept inside the chunk.
