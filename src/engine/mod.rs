@@ -208,6 +208,12 @@ pub trait Engine: Send + Sync {
         false
     }
 
+    /// How many chunks of a file the engine hears at once when one request holds them (the
+    /// whisper engine: its decoder states); a file's chunks then go to it that many at a time.
+    fn chunks_at_once(&self) -> usize {
+        1
+    }
+
     fn offer(&self, model: &str) -> Option<ModelOffer> {
         self.models().into_iter().find(|m| m.spec.id == model)
     }

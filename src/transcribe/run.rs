@@ -636,6 +636,55 @@ pub(crate) mod testing {
         }
     }
 
+    /// An engine that hears two chunks at once: notes each call in `log` ("engine <chunks>
+    /// chunks") and hears one segment covering each chunk, in the request's timeline, named
+    /// after the chunk's place among all it heard.
+    pub struct Pairs {
+        pub log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Engine for Pairs {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            Gate::offers(&["tiny.en"])
+        }
+        fn chunks_at_once(&self) -> usize {
+            2
+        }
+        fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            let mut log = self.log.lock().unwrap();
+            let before = log.iter().filter(|l| l.starts_with("chunk ")).count();
+            log.push(format!("engine {} chunks", r.chunks.len()));
+            let segments: Vec<_> = r
+                .chunks
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    crate::engine::Segment::new(
+                        c.start as f64 / 16_000.0,
+                        c.end as f64 / 16_000.0,
+                        format!("c{}", before + i + 1),
+                    )
+                })
+                .collect();
+            for _ in &segments {
+                log.push("chunk heard".into());
+            }
+            Ok(EngineOutput {
+                text: segments
+                    .iter()
+                    .map(|s| s.text.clone())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                language: Some("en".into()),
+                segments,
+                processing_time: None,
+            })
+        }
+    }
+
     /// An engine whose every transcription runs until its request is cancelled, counting the
     /// calls that started and those that saw the cancel.
     pub struct Endless {
@@ -1096,6 +1145,70 @@ mod tests {
         }
         assert!((segments[2].end - 70.0).abs() < 1e-9);
         assert_eq!(transcript.duration, 70.0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_engine_that_hears_two_chunks_at_once_gets_a_files_chunks_four_at_a_time() {
+        use super::testing::Pairs;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (_dir, t) = transcriber(vec![Arc::new(Pairs { log: log.clone() })], 1);
+        // 130 s without voice activity detection: five chunks or more, of at most 30 s.
+        let mut job = job("tiny.en");
+        job.audio = Audio::Samples(vec![0.01; 16_000 * 130]);
+        let sink_log = log.clone();
+        let heard_segments = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let heard = heard_segments.clone();
+        let on_segments: ProgressSink = Box::new(move |progress| {
+            if let Progress::Segments(segments) = progress {
+                sink_log.lock().unwrap().push("segments".into());
+                heard.lock().unwrap().extend_from_slice(segments);
+            }
+        });
+        let planned = t.plan(job.options, false, Caller::Api).await.ok().unwrap();
+        let transcript = planned
+            .run_streaming(job.audio, Some(on_segments))
+            .await
+            .unwrap();
+        let log: Vec<String> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| !l.starts_with("chunk "))
+            .cloned()
+            .collect();
+        // Four chunks a call, the rest at the end; each call's chunks handed on one by one.
+        let calls: Vec<usize> = log
+            .iter()
+            .filter_map(|l| l.strip_prefix("engine "))
+            .map(|l| l.trim_end_matches(" chunks").parse().unwrap())
+            .collect();
+        assert!(calls.len() >= 2 && calls[0] == 4, "{log:?}");
+        assert!(calls[1..].iter().all(|&n| (1..=4).contains(&n)), "{log:?}");
+        let mut expected = Vec::new();
+        for &n in &calls {
+            expected.push(format!("engine {n} chunks"));
+            expected.extend(std::iter::repeat_n("segments".to_string(), n));
+        }
+        assert_eq!(log, expected);
+        let chunks: usize = calls.iter().sum();
+        let names: Vec<String> = (1..=chunks).map(|i| format!("c{i}")).collect();
+        assert_eq!(transcript.raw_text, names.join(" "));
+        // Each chunk's segment is back in the audio's timeline: one after the other from 0 to
+        // 130 s, none longer than a chunk.
+        let segments = heard_segments.lock().unwrap().clone();
+        assert_eq!(segments[0].start, 0.0);
+        for pair in segments.windows(2) {
+            assert!((pair[0].end - pair[1].start).abs() < 1e-9, "{segments:?}");
+        }
+        assert!(
+            segments.iter().all(|s| s.end - s.start <= 30.0),
+            "{segments:?}"
+        );
+        assert!(
+            (segments[chunks - 1].end - 130.0).abs() < 1e-9,
+            "{segments:?}"
+        );
+        assert_eq!(segments.len(), chunks);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,8 +1,9 @@
 //! The engine stage, on the blocking thread that holds the engine slot, fed as the audio is
 //! decoded: voice activity detection cuts the audio into chunks of speech (switched off, into
 //! chunks of the whole audio), and each chunk goes to the engine as soon as it is settled, its
-//! segments handed on at once. Only the audio a chunk still needs is kept, so memory does not
-//! grow with the audio's length. Audio without speech never reaches the engine. An engine that
+//! segments handed on at once; an engine that hears several chunks at once (whisper, on two
+//! decoder states) gets a file's chunks a few at a time (two for each). Only the audio the chunks still
+//! need is kept, so memory does not grow with the audio's length. Audio without speech never reaches the engine. An engine that
 //! hears whole clips (the replay engine) gets the whole audio and its chunks in one call; on live
 //! audio, at each chunk, the audio since what it last recognised (so clips come out at the
 //! pauses, as real engines' chunks do).
@@ -24,6 +25,12 @@ use crate::engine::{
 
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: f64 = 16_000.0;
+/// A file's chunks that go to an engine in one request per chunk it hears at once: two, so
+/// that a short chunk beside a long one does not leave a decoder idle (the engine hands each
+/// decoder the next chunk as it finishes one).
+const CHUNKS_PER_DECODER: usize = 2;
+/// The silence between chunks heard in one request (1 s; no chunk covers it).
+const SEPARATION_SAMPLES: usize = 16_000;
 
 /// What the engine stage reports as it goes (times in seconds of the audio's timeline).
 pub(super) enum Listened<'a> {
@@ -79,7 +86,8 @@ pub(super) struct HeldSlot {
 
 impl HeldSlot {
     /// Lets a live chunk that waits for the engine go first, then takes the engine back (ahead
-    /// of the requests in line): someone dictating waits for one chunk of an upload at most.
+    /// of the requests in line): someone dictating waits for one engine call of an upload at
+    /// most (one chunk, or the few an engine hears at once).
     fn give_way(&mut self) -> Result<(), EngineError> {
         if !self.queue.urgent_waiting() {
             return Ok(());
@@ -134,6 +142,11 @@ pub(super) struct Listener {
     /// recognised, and the time the engine reported for it.
     whole_heard: usize,
     whole_time: f64,
+    /// A file's settled chunks not heard yet, while the engine hears several at once
+    /// ([`Engine::chunks_at_once`]): they go to it together once there are
+    /// [`CHUNKS_PER_DECODER`] for each (or the audio ends), so memory holds at most that many
+    /// chunks (30 s each at most).
+    waiting: Vec<SpeechChunk>,
 }
 
 impl Listener {
@@ -159,6 +172,7 @@ impl Listener {
             provisional_stop: None,
             whole_heard: 0,
             whole_time: 0.0,
+            waiting: Vec::new(),
         }
     }
 
@@ -303,7 +317,9 @@ impl Listener {
             let mut ready = Vec::new();
             self.chunker.finish(&mut |chunk| ready.push(chunk));
             self.vad += started.elapsed();
-            self.settle(ready);
+            if self.settle(ready) {
+                self.hear_waiting();
+            }
         }
         let output = match (self.failed.take(), self.whole.take()) {
             (Some(failed), _) => Err(failed),
@@ -337,6 +353,11 @@ impl Listener {
             self.failed = Some(EngineError::Cancelled);
             return false;
         }
+        let at_once = self.call.engine.chunks_at_once();
+        if self.call.live.is_none() && at_once > 1 {
+            self.waiting.push(chunk);
+            return self.waiting.len() < at_once * CHUNKS_PER_DECODER || self.hear_waiting();
+        }
         let whole = std::iter::once(0..chunk.samples.len()).collect();
         let started = Instant::now();
         let heard = self.call_engine(&chunk.samples, whole);
@@ -362,6 +383,70 @@ impl Listener {
             self.call.language = LanguageChoice::Exact(language.clone());
         }
         self.keep(heard, chunk.start);
+        true
+    }
+
+    /// The waiting chunks in one engine request, laid end to end with a second of silence
+    /// between them that no chunk covers, so that each segment tells which chunk it came from;
+    /// each chunk's segments are then kept in turn, its text theirs joined. False when the
+    /// engine failed or the request was cancelled.
+    fn hear_waiting(&mut self) -> bool {
+        let waiting = std::mem::take(&mut self.waiting);
+        if waiting.is_empty() {
+            return true;
+        }
+        let mut samples = Vec::new();
+        let mut ranges = Vec::new();
+        for chunk in &waiting {
+            if !samples.is_empty() {
+                samples.resize(samples.len() + SEPARATION_SAMPLES, 0.0);
+            }
+            ranges.push(samples.len()..samples.len() + chunk.samples.len());
+            samples.extend_from_slice(&chunk.samples);
+        }
+        let started = Instant::now();
+        let heard = self.call_engine(&samples, ranges.clone());
+        tracing::debug!(
+            chunks = waiting.len(),
+            seconds = samples.len() as f64 / SAMPLE_RATE,
+            took_ms = started.elapsed().as_millis() as u64,
+            "chunks heard together"
+        );
+        let heard = match heard {
+            Ok(heard) => heard,
+            Err(err) => {
+                self.failed = Some(err);
+                return false;
+            }
+        };
+        if self.language.is_none()
+            && let Some(language) = &heard.language
+        {
+            self.language = Some(language.clone());
+            self.call.language = LanguageChoice::Exact(language.clone());
+        }
+        let mut segments = heard.segments.into_iter().peekable();
+        for (chunk, range) in waiting.iter().zip(&ranges) {
+            // A segment belongs to the chunk it starts in (segments stay inside their chunk).
+            let end = (range.end + SEPARATION_SAMPLES / 2) as f64 / SAMPLE_RATE;
+            let offset = range.start as f64 / SAMPLE_RATE;
+            let mut own = Vec::new();
+            while let Some(segment) = segments.next_if(|s| s.start < end) {
+                own.push(segment.shifted(-offset));
+            }
+            let text = own
+                .iter()
+                .map(|s| s.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let output = EngineOutput {
+                text,
+                language: heard.language.clone(),
+                segments: own,
+                processing_time: None,
+            };
+            self.keep(output, chunk.start);
+        }
         true
     }
 

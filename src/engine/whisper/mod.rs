@@ -199,6 +199,10 @@ impl Engine for WhisperEngine {
     }
 
     /// Forgets a loaded model, with its copy that aligns words, and gives the memory back.
+    fn chunks_at_once(&self) -> usize {
+        self.workers
+    }
+
     fn unload(&self, model: &str) -> bool {
         crate::engine::forget_loaded(&self.loaded, model)
     }
