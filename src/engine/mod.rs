@@ -146,6 +146,23 @@ pub struct EngineOutput {
     pub processing_time: Option<f64>,
 }
 
+impl EngineOutput {
+    /// The output of `segments`, its text theirs joined with spaces, timed by the service.
+    pub fn of_segments(segments: Vec<Segment>, language: Option<String>) -> EngineOutput {
+        let text = segments
+            .iter()
+            .map(|s| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        EngineOutput {
+            text,
+            language,
+            segments,
+            processing_time: None,
+        }
+    }
+}
+
 /// A model as an engine offers it, with its state on this machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelOffer {

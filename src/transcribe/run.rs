@@ -1105,15 +1105,17 @@ mod tests {
         assert_eq!(transcript.raw_text, settled.join(" "));
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn each_chunk_is_transcribed_and_handed_on_before_the_next_is_heard() {
-        use super::testing::Recorder;
-        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let engine = Arc::new(Recorder { log: log.clone() });
+    /// `seconds` of faint sound without voice activity detection (chunks of at most 30 s) through
+    /// `engine`: the transcript and the segments handed on, each hand-over noted in `log` as
+    /// "segments".
+    async fn silence_in_chunks(
+        engine: Arc<dyn Engine>,
+        seconds: usize,
+        log: &Arc<std::sync::Mutex<Vec<String>>>,
+    ) -> (Transcript, Vec<TimedText>) {
         let (_dir, t) = transcriber(vec![engine], 1);
-        // 70 s without voice activity detection: chunks of at most 30 s covering it all.
         let mut job = job("tiny.en");
-        job.audio = Audio::Samples(vec![0.01; 16_000 * 70]);
+        job.audio = Audio::Samples(vec![0.01; 16_000 * seconds]);
         let sink_log = log.clone();
         let heard_segments = Arc::new(std::sync::Mutex::new(Vec::new()));
         let heard = heard_segments.clone();
@@ -1128,6 +1130,17 @@ mod tests {
             .run_streaming(job.audio, Some(on_segments))
             .await
             .unwrap();
+        let segments = heard_segments.lock().unwrap().clone();
+        (transcript, segments)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_chunk_is_transcribed_and_handed_on_before_the_next_is_heard() {
+        use super::testing::Recorder;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = Arc::new(Recorder { log: log.clone() });
+        // 70 s without voice activity detection: chunks of at most 30 s covering it all.
+        let (transcript, segments) = silence_in_chunks(engine, 70, &log).await;
         let log = log.lock().unwrap().clone();
         assert_eq!(log.len(), 6, "{log:?}");
         for pair in log.chunks(2) {
@@ -1138,7 +1151,6 @@ mod tests {
         }
         assert_eq!(transcript.raw_text, "call1 call3 call5");
         // The segments are in the audio's timeline: each starts where the one before ended.
-        let segments = heard_segments.lock().unwrap().clone();
         assert_eq!(segments[0].start, 0.0);
         for pair in segments.windows(2) {
             assert!((pair[0].end - pair[1].start).abs() < 1e-9, "{segments:?}");
@@ -1151,24 +1163,9 @@ mod tests {
     async fn an_engine_that_hears_two_chunks_at_once_gets_a_files_chunks_four_at_a_time() {
         use super::testing::Pairs;
         let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let (_dir, t) = transcriber(vec![Arc::new(Pairs { log: log.clone() })], 1);
         // 130 s without voice activity detection: five chunks or more, of at most 30 s.
-        let mut job = job("tiny.en");
-        job.audio = Audio::Samples(vec![0.01; 16_000 * 130]);
-        let sink_log = log.clone();
-        let heard_segments = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let heard = heard_segments.clone();
-        let on_segments: ProgressSink = Box::new(move |progress| {
-            if let Progress::Segments(segments) = progress {
-                sink_log.lock().unwrap().push("segments".into());
-                heard.lock().unwrap().extend_from_slice(segments);
-            }
-        });
-        let planned = t.plan(job.options, false, Caller::Api).await.ok().unwrap();
-        let transcript = planned
-            .run_streaming(job.audio, Some(on_segments))
-            .await
-            .unwrap();
+        let engine = Arc::new(Pairs { log: log.clone() });
+        let (transcript, segments) = silence_in_chunks(engine, 130, &log).await;
         let log: Vec<String> = log
             .lock()
             .unwrap()
@@ -1195,7 +1192,6 @@ mod tests {
         assert_eq!(transcript.raw_text, names.join(" "));
         // Each chunk's segment is back in the audio's timeline: one after the other from 0 to
         // 130 s, none longer than a chunk.
-        let segments = heard_segments.lock().unwrap().clone();
         assert_eq!(segments[0].start, 0.0);
         for pair in segments.windows(2) {
             assert!((pair[0].end - pair[1].start).abs() < 1e-9, "{segments:?}");

@@ -368,22 +368,34 @@ impl Listener {
             text = heard.as_ref().map_or("", |h| h.text.as_str()),
             "chunk heard"
         );
+        let Some(heard) = self.heard_or_failed(heard) else {
+            return false;
+        };
+        self.keep(heard, chunk.start);
+        true
+    }
+
+    /// What a call on a file's chunks heard, its language settling the rest's (the first
+    /// chunk's language, as it would for the whole audio); None when it failed, the failure
+    /// kept.
+    fn heard_or_failed(
+        &mut self,
+        heard: Result<EngineOutput, EngineError>,
+    ) -> Option<EngineOutput> {
         let heard = match heard {
             Ok(heard) => heard,
             Err(err) => {
                 self.failed = Some(err);
-                return false;
+                return None;
             }
         };
-        // The first chunk settles the language of the rest, as it would for the whole audio.
         if self.language.is_none()
             && let Some(language) = &heard.language
         {
             self.language = Some(language.clone());
             self.call.language = LanguageChoice::Exact(language.clone());
         }
-        self.keep(heard, chunk.start);
-        true
+        Some(heard)
     }
 
     /// The waiting chunks in one engine request, laid end to end with a second of silence
@@ -412,19 +424,9 @@ impl Listener {
             took_ms = started.elapsed().as_millis() as u64,
             "chunks heard together"
         );
-        let heard = match heard {
-            Ok(heard) => heard,
-            Err(err) => {
-                self.failed = Some(err);
-                return false;
-            }
+        let Some(heard) = self.heard_or_failed(heard) else {
+            return false;
         };
-        if self.language.is_none()
-            && let Some(language) = &heard.language
-        {
-            self.language = Some(language.clone());
-            self.call.language = LanguageChoice::Exact(language.clone());
-        }
         let mut segments = heard.segments.into_iter().peekable();
         for (chunk, range) in waiting.iter().zip(&ranges) {
             // A segment belongs to the chunk it starts in (segments stay inside their chunk).
@@ -434,18 +436,10 @@ impl Listener {
             while let Some(segment) = segments.next_if(|s| s.start < end) {
                 own.push(segment.shifted(-offset));
             }
-            let text = own
-                .iter()
-                .map(|s| s.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
-            let output = EngineOutput {
-                text,
-                language: heard.language.clone(),
-                segments: own,
-                processing_time: None,
-            };
-            self.keep(output, chunk.start);
+            self.keep(
+                EngineOutput::of_segments(own, heard.language.clone()),
+                chunk.start,
+            );
         }
         true
     }

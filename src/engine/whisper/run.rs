@@ -93,17 +93,7 @@ pub(super) fn run(
     for (range, chunk) in request.chunks.iter().zip(heard) {
         segments.extend(in_timeline(chunk, range));
     }
-    let text = segments
-        .iter()
-        .map(|s| s.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let output = EngineOutput {
-        text,
-        language: settings.language.clone(),
-        segments,
-        processing_time: None,
-    };
+    let output = EngineOutput::of_segments(segments, settings.language.clone());
     Ok((output, retries))
 }
 
