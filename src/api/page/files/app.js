@@ -113,7 +113,11 @@ function followLive(service, box, onState) {
 
 // ---- Dictation ----
 
+/** The dictation state the page shows: a stop's answer may come after the events it caused. */
+let dictationShown = "idle";
+
 function renderDictation(state) {
+  dictationShown = state;
   const recording = state === "recording";
   $("dictation-toggle").textContent = recording ? "Stop dictation" : "Start dictation";
   $("dictation-state").textContent = {
@@ -136,7 +140,9 @@ async function toggleDictation() {
   const status = await api("GET", "/v1/dictation/status");
   if (status.is_recording) {
     await api("POST", "/v1/dictation/stop");
-    renderDictation("processing");
+    if (dictationShown === "recording") {
+      renderDictation("processing");
+    }
   } else {
     await api("POST", "/v1/dictation/start");
     renderDictation("recording");
@@ -145,7 +151,11 @@ async function toggleDictation() {
 
 // ---- Recorder ----
 
+/** The Recorder state the page shows (as for dictation). */
+let recorderShown = "idle";
+
 function renderRecorder(state, event) {
+  recorderShown = state;
   const recording = state === "recording";
   $("recorder-toggle").textContent = recording ? "Stop recording" : "Start recording";
   $("recorder-state").textContent = { recording: "Recording…", processing: "Finishing…", completed: "Done.", failed: "Failed." }[state] ?? "";
@@ -163,7 +173,9 @@ async function toggleRecorder() {
   const status = await api("GET", "/v1/recorder/status");
   if (status.recording) {
     await api("POST", "/v1/recorder/stop");
-    renderRecorder("processing");
+    if (recorderShown === "recording") {
+      renderRecorder("processing");
+    }
   } else {
     const mic = $("recorder-mic").checked;
     const system = $("recorder-system").checked;
