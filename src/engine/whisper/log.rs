@@ -49,3 +49,55 @@ fn log_line(level: ggml_log_level, text: Cow<'_, str>) {
         _ => tracing::trace!(target: "whisper_rs", "{text}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// What `log_line` writes for one whisper.cpp line, as the server's log would show it.
+    fn logged(level: ggml_log_level, text: &str) -> String {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let sink = written.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .without_time()
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        tracing::subscriber::with_default(subscriber, || log_line(level, text.into()));
+        String::from_utf8(written.lock().unwrap().clone()).unwrap()
+    }
+
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn whisper_cpp_lines_keep_their_level_under_whisper_rs() {
+        let error = logged(ggml_log_level_GGML_LOG_LEVEL_ERROR, "failed to encode\n");
+        assert_eq!(error, "ERROR whisper_rs: failed to encode\n");
+        let warning = logged(ggml_log_level_GGML_LOG_LEVEL_WARN, "no GPU found");
+        assert_eq!(warning, " WARN whisper_rs: no GPU found\n");
+        let info = logged(ggml_log_level_GGML_LOG_LEVEL_INFO, "loading model");
+        assert_eq!(info, " INFO whisper_rs: loading model\n");
+        assert_eq!(logged(ggml_log_level_GGML_LOG_LEVEL_INFO, " \n"), "");
+    }
+
+    #[test]
+    fn a_pass_the_engine_declined_is_logged_at_debug_level_only() {
+        let line = format!("whisper_full_with_state: {PASS_DECLINED}, aborting\n");
+        let declined = logged(ggml_log_level_GGML_LOG_LEVEL_ERROR, &line);
+        assert!(declined.starts_with("DEBUG whisper_rs:"), "{declined:?}");
+        assert!(declined.contains(PASS_DECLINED), "{declined:?}");
+    }
+}

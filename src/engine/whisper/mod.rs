@@ -17,6 +17,7 @@ use super::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer, Task};
 use context::{Decoders, alignment_heads};
 use language::Requested;
 
+mod callbacks;
 mod context;
 mod language;
 mod log;
@@ -24,6 +25,7 @@ mod recovery;
 mod run;
 mod tokens;
 mod window;
+mod workers;
 
 pub use recovery::{Recovery, Retry};
 pub use run::Retries;

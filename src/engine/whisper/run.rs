@@ -13,11 +13,14 @@ use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 use super::super::guard;
 use super::super::words::{shorten_words_at_pauses, start_words_at_speech};
 use super::super::{EngineError, EngineOutput, EngineRequest, Segment, Task};
+use super::callbacks::{
+    SAMPLES_PER_CENTISECOND, TailWatch, Watch, cancel_requested, stop_before_short_tail, stop_loops,
+};
 use super::context::Decoders;
-use super::lock;
 use super::recovery::{Attempt, Recovery, Verdict};
 use super::tokens::{self, Reading};
 use super::window::{EncoderWindow, FULL_WINDOW_FRAMES};
+use super::workers::{Shared, hear_in_parallel, hear_in_turn};
 
 /// Samples per second of the audio whisper takes.
 const SAMPLE_RATE: f64 = 16_000.0;
@@ -97,134 +100,9 @@ pub(super) fn run(
     Ok((output, retries))
 }
 
-/// The chunks of one request, handed out one at a time to whichever worker is free.
-struct Shared {
-    next: AtomicUsize,
-    chunks: usize,
-    /// Set when a worker fails: the others take no further chunk.
-    failed: AtomicBool,
-}
-
-impl Shared {
-    fn new(request: &EngineRequest<'_>) -> Shared {
-        Shared {
-            next: AtomicUsize::new(0),
-            chunks: request.chunks.len(),
-            failed: AtomicBool::new(false),
-        }
-    }
-
-    fn take(&self) -> Option<usize> {
-        if self.failed.load(Ordering::Relaxed) {
-            return None;
-        }
-        let index = self.next.fetch_add(1, Ordering::Relaxed);
-        (index < self.chunks).then_some(index)
-    }
-}
-
-/// What one worker heard: each chunk's segments by the chunk's index, in its own timeline.
-type Heard = Vec<(usize, Vec<Segment>)>;
-
-/// Chunks taken from `shared` and heard one after the other on `state`, until none is left.
-fn hear_taken(
-    state: &mut WhisperState,
-    decoders: &Decoders,
-    request: &EngineRequest<'_>,
-    settings: &Settings,
-    shared: &Shared,
-) -> Result<(Heard, Retries), EngineError> {
-    let mut heard = Vec::new();
-    let mut retries = Retries::default();
-    while let Some(index) = shared.take() {
-        let range = request.chunks[index].clone();
-        let samples = request.samples.get(range).unwrap_or_default();
-        let chunk = Chunk {
-            samples,
-            language: settings.language.as_deref(),
-        };
-        let result = if samples.is_empty() {
-            Ok(Vec::new())
-        } else {
-            hear_chunk(state, decoders, request, &chunk, settings, &mut retries)
-        };
-        match result {
-            Ok(segments) => heard.push((index, segments)),
-            Err(e) => {
-                shared.failed.store(true, Ordering::Relaxed);
-                return Err(e);
-            }
-        }
-    }
-    Ok((heard, retries))
-}
-
-/// Every chunk on `state`, in order.
-fn hear_in_turn(
-    state: &mut WhisperState,
-    decoders: &Decoders,
-    request: &EngineRequest<'_>,
-    settings: &Settings,
-    shared: &Shared,
-) -> Result<(Vec<Vec<Segment>>, Retries), EngineError> {
-    let (heard, retries) = hear_taken(state, decoders, request, settings, shared)?;
-    Ok((heard.into_iter().map(|(_, s)| s).collect(), retries))
-}
-
-/// The chunks shared out among `workers` decoder states on scoped threads, each with its share
-/// of the threads; the first error wins (a cancelled request stops every worker at its next
-/// check).
-fn hear_in_parallel(
-    state: &mut WhisperState,
-    decoders: &Decoders,
-    request: &EngineRequest<'_>,
-    settings: &Settings,
-    workers: usize,
-) -> Result<(Vec<Vec<Segment>>, Retries), EngineError> {
-    let shared = Shared::new(request);
-    let settings = Settings {
-        threads: (settings.threads / workers).max(1),
-        ..settings.clone()
-    };
-    let (settings, shared) = (&settings, &shared);
-    let results =
-        std::thread::scope(|scope| {
-            let others: Vec<_> = (1..workers)
-                .map(|_| {
-                    scope.spawn(move || {
-                        let mut own = decoders.state(&decoders.idle)?;
-                        let result = hear_taken(&mut own, decoders, request, settings, shared);
-                        // A state whose pass was aborted half-way is not reused.
-                        if !matches!(result, Err(EngineError::Cancelled)) {
-                            lock(&decoders.idle).push(own);
-                        }
-                        result
-                    })
-                })
-                .collect();
-            let mut results = vec![hear_taken(state, decoders, request, settings, shared)];
-            for worker in others {
-                results.push(worker.join().unwrap_or_else(|_| {
-                    Err(EngineError::Failed("a decoder thread panicked".into()))
-                }));
-            }
-            results
-        });
-    let mut by_chunk: Vec<Vec<Segment>> = vec![Vec::new(); request.chunks.len()];
-    let mut retries = Retries::default();
-    for result in results {
-        let (heard, cost) = result?;
-        retries += cost;
-        for (index, segments) in heard {
-            by_chunk[index] = segments;
-        }
-    }
-    Ok((by_chunk, retries))
-}
-
 /// One chunk through the attempts of the recovery until the guard accepts the text; else the
 /// least bad attempt, its loop cut out. Silence (the decoder's no-speech verdict) is no text.
-fn hear_chunk(
+pub(super) fn hear_chunk(
     state: &mut WhisperState,
     decoders: &Decoders,
     request: &EngineRequest<'_>,
@@ -283,77 +161,10 @@ fn hear_chunk(
 }
 
 /// One chunk as whisper is asked to hear it.
-struct Chunk<'a> {
-    samples: &'a [f32],
+pub(super) struct Chunk<'a> {
+    pub(super) samples: &'a [f32],
     /// None detects.
-    language: Option<&'a str>,
-}
-
-/// What the decoder is watched for while it decodes a chunk: the most text tokens the chunk can
-/// hold, and the tokens that end a decode.
-struct Watch {
-    max_tokens: usize,
-    /// whisper's end-of-text token: text tokens come before it.
-    eot: i32,
-    /// The timestamp token of the chunk's end (whisper's first timestamp token plus one per
-    /// 20 ms).
-    end_timestamp: i32,
-}
-
-/// whisper.cpp's logits filter, called before each token is chosen: once the text tokens so
-/// far end in a loop or exceed what the chunk can hold, the decode is made to end at once (the
-/// segment closed at the chunk's end, then the text ended) instead of looping to its limit; the
-/// loop guard then judges the text as usual.
-unsafe extern "C" fn stop_loops(
-    ctx: *mut whisper_rs::WhisperSysContext,
-    _state: *mut whisper_rs::WhisperSysState,
-    tokens: *const whisper_rs::WhisperTokenData,
-    n_tokens: std::ffi::c_int,
-    logits: *mut f32,
-    user_data: *mut c_void,
-) {
-    if tokens.is_null() || logits.is_null() || user_data.is_null() || n_tokens <= 0 {
-        return;
-    }
-    // SAFETY: whisper.cpp passes the decoder's tokens so far and the logits of the whole
-    // vocabulary; `user_data` is the Watch that `params` hands in, alive during the call.
-    let (watch, tokens, logits) = unsafe {
-        let watch = &*(user_data as *const Watch);
-        let tokens = std::slice::from_raw_parts(tokens, n_tokens as usize);
-        let n_vocab = whisper_rs::whisper_rs_sys::whisper_n_vocab(ctx).max(0) as usize;
-        (
-            watch,
-            tokens,
-            std::slice::from_raw_parts_mut(logits, n_vocab),
-        )
-    };
-    let text: Vec<i32> = tokens
-        .iter()
-        .map(|t| t.id)
-        .filter(|&id| id < watch.eot)
-        .collect();
-    if text.len() < watch.max_tokens && !guard::ends_in_loop(&text) {
-        return;
-    }
-    let last_is_text = tokens.last().is_some_and(|t| t.id < watch.eot);
-    let only = if last_is_text {
-        watch.end_timestamp
-    } else {
-        watch.eot
-    };
-    if (only as usize) < logits.len() {
-        for (id, logit) in logits.iter_mut().enumerate() {
-            if id != only as usize {
-                *logit = f32::NEG_INFINITY;
-            }
-        }
-    }
-}
-
-/// whisper.cpp's abort callback: whether the request's cancel flag is set.
-unsafe extern "C" fn cancel_requested(flag: *mut c_void) -> bool {
-    // SAFETY: `params` hands in a pointer to the request's AtomicBool, alive during the call.
-    unsafe { (*(flag as *const AtomicBool)).load(Ordering::Relaxed) }
+    pub(super) language: Option<&'a str>,
 }
 
 /// The decoding parameters of a chunk.
@@ -522,54 +333,6 @@ fn decode(
         segments.extend(in_timeline(heard, &(start..chunk.samples.len())));
     }
     Ok(segments)
-}
-
-/// What is left of a chunk after the last timestamp that whisper.cpp hears through a window
-/// fitted to it rather than the chunk's (its own rule for clearing the prompt: 5 s).
-const SHORT_TAIL_CENTISECONDS: i64 = 500;
-/// 16 kHz samples in whisper's time unit (10 ms).
-const SAMPLES_PER_CENTISECOND: usize = 160;
-
-/// The encoder passes of one `full` call, and where it was stopped before a short tail.
-struct TailWatch {
-    length_centiseconds: i64,
-    passes: AtomicUsize,
-    /// The last decoded segment's end (centiseconds) when the pass over the tail was stopped;
-    /// -1: not stopped.
-    stopped_at: AtomicI64,
-}
-
-/// whisper.cpp's callback before each encoder pass of a `full` call: the first goes ahead; a
-/// later one (the audio after the last decoded timestamp) is stopped when that audio is short,
-/// its start kept for [`decode`] to hear it through a window of its own.
-unsafe extern "C" fn stop_before_short_tail(
-    _ctx: *mut whisper_rs::WhisperSysContext,
-    state: *mut whisper_rs::WhisperSysState,
-    user_data: *mut c_void,
-) -> bool {
-    if state.is_null() || user_data.is_null() {
-        return true;
-    }
-    // SAFETY: `user_data` is the TailWatch `decode` hands in, alive during the call; `state` is
-    // the state whisper.cpp is running, whose segments so far it lets us read.
-    unsafe {
-        let watch = &*(user_data as *const TailWatch);
-        if watch.passes.fetch_add(1, Ordering::Relaxed) == 0 {
-            return true;
-        }
-        let segments = whisper_rs::whisper_rs_sys::whisper_full_n_segments_from_state(state);
-        if segments <= 0 {
-            return true;
-        }
-        let end =
-            whisper_rs::whisper_rs_sys::whisper_full_get_segment_t1_from_state(state, segments - 1);
-        let left = watch.length_centiseconds - end;
-        if end <= 0 || left <= 0 || left >= SHORT_TAIL_CENTISECONDS {
-            return true;
-        }
-        watch.stopped_at.store(end, Ordering::Relaxed);
-        false
-    }
 }
 
 /// A chunk's segments moved from its own timeline to the request's, and kept inside the chunk.
