@@ -169,6 +169,7 @@ fn engine_request(samples: &[f32]) -> EngineRequest<'_> {
         initial_prompt: None,
         words: false,
         cancel: verbatim::cancel::Cancel::new(),
+        calls_at_once: 1,
     }
 }
 

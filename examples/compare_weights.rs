@@ -127,6 +127,7 @@ fn main() {
                 initial_prompt: None,
                 words: false,
                 cancel: Cancel::new(),
+                calls_at_once: 1,
             }
         })
         .collect();

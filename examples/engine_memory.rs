@@ -73,6 +73,7 @@ fn measure(model: &str) {
         initial_prompt: None,
         words: false,
         cancel: Cancel::new(),
+        calls_at_once: 1,
     };
     let heard = loaded
         .engine()

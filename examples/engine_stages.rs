@@ -94,6 +94,7 @@ fn main() {
             initial_prompt: None,
             words: false,
             cancel: Cancel::new(),
+            calls_at_once: 1,
         };
         let started = Instant::now();
         let heard = engine.transcribe(&model, &request).expect("transcribed");

@@ -174,6 +174,7 @@ fn hear(
                 initial_prompt,
                 words,
                 cancel: Cancel::new(),
+                calls_at_once: 1,
             },
         )
         .expect("the engine hears the audio")

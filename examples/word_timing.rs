@@ -54,6 +54,7 @@ fn hear(engine: &WhisperEngine, way: &Way, model: &str, clip: &Clip) -> (EngineO
         initial_prompt: None,
         words: way.words,
         cancel: Cancel::new(),
+        calls_at_once: 1,
     };
     let started = Instant::now();
     let output = engine

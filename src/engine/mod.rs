@@ -57,6 +57,10 @@ pub struct EngineRequest<'a> {
     /// Set once nobody waits for the result any more: an engine stops as soon as it can, with
     /// [`EngineError::Cancelled`].
     pub cancel: Cancel,
+    /// How many calls of one transcription run at the same time, this one among them: 1, but
+    /// for a file's chunks heard side by side ([`Engine::chunks_at_once`]); the engine gives
+    /// each its share of its threads.
+    pub calls_at_once: usize,
 }
 
 /// A timed stretch of text (seconds from the start of the audio the engine was given).
@@ -225,8 +229,10 @@ pub trait Engine: Send + Sync {
         false
     }
 
-    /// How many chunks of a file the engine hears at once when one request holds them (the
-    /// whisper engine: its decoder states); a file's chunks then go to it that many at a time.
+    /// How many chunks of a file the engine hears at once (the whisper engine: its decoder
+    /// states): a file's chunks then go to it one per call, that many calls at a time, each
+    /// told so ([`EngineRequest::calls_at_once`]); one request that holds several chunks is
+    /// shared out the same way inside the engine.
     fn chunks_at_once(&self) -> usize {
         1
     }

@@ -229,6 +229,7 @@ mod tests {
             initial_prompt: None,
             words,
             cancel: Cancel::new(),
+            calls_at_once: 1,
         };
         engine.transcribe("tiny.en", &request).unwrap()
     }

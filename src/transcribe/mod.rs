@@ -14,6 +14,7 @@ mod readable;
 pub mod residency;
 mod resolve;
 mod run;
+mod side_by_side;
 mod speech;
 mod words;
 

@@ -557,6 +557,7 @@ pub(crate) mod testing {
     //! Engines for the transcription path's tests.
 
     use std::sync::{Arc, Mutex, mpsc};
+    use std::time::{Duration, Instant};
 
     use crate::engine::models::whisper_model;
     use crate::engine::{Engine, EngineError, EngineOutput, EngineRequest, ModelOffer};
@@ -636,14 +637,28 @@ pub(crate) mod testing {
         }
     }
 
-    /// An engine that hears two chunks at once: notes each call in `log` ("engine <chunks>
-    /// chunks") and hears one segment covering each chunk, in the request's timeline, named
-    /// after the chunk's place among all it heard.
-    pub struct Pairs {
+    /// An engine that hears two chunks at once, one per call: the first call, when told of
+    /// another beside it, waits (2 s at most) until another chunk is heard, so that only calls side by side hear the second chunk
+    /// first. Notes each call in `log` as it ends ("<text>: <chunks> chunk, <calls_at_once> at
+    /// once") and hears one segment covering the chunk, named after the second it starts at
+    /// (`s<second>`, read from the faint staircase of [`staircase`]). With `fails`, the chunks
+    /// from 40 s on fail.
+    #[derive(Default)]
+    pub struct Beside {
         pub log: Arc<Mutex<Vec<String>>>,
+        pub calls: std::sync::atomic::AtomicUsize,
+        pub heard: std::sync::atomic::AtomicUsize,
+        pub fails: bool,
     }
 
-    impl Engine for Pairs {
+    /// `seconds` of faint sound, one step louder each second (the level tells the second).
+    pub fn staircase(seconds: usize) -> Vec<f32> {
+        (0..16_000 * seconds)
+            .map(|i| 0.01 + (i / 16_000) as f32 * 1e-4)
+            .collect()
+    }
+
+    impl Engine for Beside {
         fn id(&self) -> &'static str {
             "whisper"
         }
@@ -654,32 +669,33 @@ pub(crate) mod testing {
             2
         }
         fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
-            let mut log = self.log.lock().unwrap();
-            let before = log.iter().filter(|l| l.starts_with("chunk ")).count();
-            log.push(format!("engine {} chunks", r.chunks.len()));
-            let segments: Vec<_> = r
-                .chunks
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    crate::engine::Segment::new(
-                        c.start as f64 / 16_000.0,
-                        c.end as f64 / 16_000.0,
-                        format!("c{}", before + i + 1),
-                    )
-                })
-                .collect();
-            for _ in &segments {
-                log.push("chunk heard".into());
+            use std::sync::atomic::Ordering::SeqCst;
+            if self.calls.fetch_add(1, SeqCst) == 0 && r.calls_at_once > 1 {
+                let until = Instant::now() + Duration::from_secs(2);
+                while self.heard.load(SeqCst) == 0 && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
             }
+            let second = ((r.samples[0] - 0.01) * 1e4).round();
+            if self.fails && second >= 40.0 {
+                self.heard.fetch_add(1, SeqCst);
+                return Err(EngineError::Failed(format!("no decoder at {second} s")));
+            }
+            let text = format!("s{second}");
+            self.log.lock().unwrap().push(format!(
+                "{text}: {} chunk, {} at once",
+                r.chunks.len(),
+                r.calls_at_once
+            ));
+            self.heard.fetch_add(1, SeqCst);
             Ok(EngineOutput {
-                text: segments
-                    .iter()
-                    .map(|s| s.text.clone())
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                text: text.clone(),
                 language: Some("en".into()),
-                segments,
+                segments: vec![crate::engine::Segment::new(
+                    0.0,
+                    r.samples.len() as f64 / 16_000.0,
+                    text,
+                )],
                 processing_time: None,
             })
         }
@@ -1115,7 +1131,7 @@ mod tests {
     ) -> (Transcript, Vec<TimedText>) {
         let (_dir, t) = transcriber(vec![engine], 1);
         let mut job = job("tiny.en");
-        job.audio = Audio::Samples(vec![0.01; 16_000 * seconds]);
+        job.audio = Audio::Samples(super::testing::staircase(seconds));
         let sink_log = log.clone();
         let heard_segments = Arc::new(std::sync::Mutex::new(Vec::new()));
         let heard = heard_segments.clone();
@@ -1160,51 +1176,81 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_engine_that_hears_two_chunks_at_once_gets_a_files_chunks_four_at_a_time() {
-        use super::testing::Pairs;
+    async fn an_engine_that_hears_two_chunks_at_once_hears_a_files_chunks_side_by_side() {
+        use super::testing::Beside;
         let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        // 130 s without voice activity detection: five chunks or more, of at most 30 s.
-        let engine = Arc::new(Pairs { log: log.clone() });
+        // 130 s without voice activity detection: several chunks.
+        let engine = Arc::new(Beside {
+            log: log.clone(),
+            ..Default::default()
+        });
         let (transcript, segments) = silence_in_chunks(engine, 130, &log).await;
-        let log: Vec<String> = log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|l| !l.starts_with("chunk "))
-            .cloned()
-            .collect();
-        // Four chunks a call, the rest at the end; each call's chunks handed on one by one.
-        let calls: Vec<usize> = log
-            .iter()
-            .filter_map(|l| l.strip_prefix("engine "))
-            .map(|l| l.trim_end_matches(" chunks").parse().unwrap())
-            .collect();
-        assert!(calls.len() >= 2 && calls[0] == 4, "{log:?}");
-        assert!(calls[1..].iter().all(|&n| (1..=4).contains(&n)), "{log:?}");
-        let mut expected = Vec::new();
-        for &n in &calls {
-            expected.push(format!("engine {n} chunks"));
-            expected.extend(std::iter::repeat_n("segments".to_string(), n));
-        }
-        assert_eq!(log, expected);
-        let chunks: usize = calls.iter().sum();
-        let names: Vec<String> = (1..=chunks).map(|i| format!("c{i}")).collect();
-        assert_eq!(transcript.raw_text, names.join(" "));
-        // Each chunk's segment is back in the audio's timeline: one after the other from 0 to
-        // 130 s, none longer than a chunk.
+        let log: Vec<String> = log.lock().unwrap().clone();
+        // One chunk a call, two calls at once: another chunk was heard while the first call
+        // waited for one.
+        let calls: Vec<&String> = log.iter().filter(|l| l.contains(": ")).collect();
+        assert!(calls.len() >= 3, "{log:?}");
+        assert!(
+            calls.iter().all(|l| l.ends_with(": 1 chunk, 2 at once")),
+            "{log:?}"
+        );
+        assert!(!calls[0].starts_with("s0:"), "{log:?}");
+        // Handed on in the audio's order, one after the other from 0 to 130 s, each chunk's
+        // segment in the audio's timeline.
+        assert_eq!(segments.len(), calls.len(), "{segments:?}");
         assert_eq!(segments[0].start, 0.0);
         for pair in segments.windows(2) {
             assert!((pair[0].end - pair[1].start).abs() < 1e-9, "{segments:?}");
         }
+        assert!((segments[calls.len() - 1].end - 130.0).abs() < 1e-9);
+        for segment in &segments {
+            assert_eq!(
+                segment.text,
+                format!("s{}", segment.start.floor()),
+                "{segments:?}"
+            );
+        }
+        let texts: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(transcript.raw_text, texts.join(" "));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_file_of_one_chunk_is_heard_alone_on_all_the_engines_threads() {
+        use super::testing::Beside;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = Arc::new(Beside {
+            log: log.clone(),
+            ..Default::default()
+        });
+        let (transcript, _) = silence_in_chunks(engine, 12, &log).await;
+        assert_eq!(transcript.raw_text, "s0");
+        let log = log.lock().unwrap().clone();
+        assert_eq!(log, ["s0: 1 chunk, 1 at once", "segments"]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_chunk_that_fails_side_by_side_fails_the_transcription_and_frees_the_engine() {
+        use super::testing::Beside;
+        let engine = Arc::new(Beside {
+            fails: true,
+            ..Default::default()
+        });
+        let (_dir, t) = transcriber(vec![engine], 1);
+        let mut job = job("tiny.en");
+        job.audio = Audio::Samples(super::testing::staircase(130));
+        let failed = tokio::time::timeout(Duration::from_secs(20), t.run(job))
+            .await
+            .expect("an answer")
+            .unwrap_err();
         assert!(
-            segments.iter().all(|s| s.end - s.start <= 30.0),
-            "{segments:?}"
+            failed.to_string().contains("transcription failed"),
+            "{failed}"
         );
-        assert!(
-            (segments[chunks - 1].end - 130.0).abs() < 1e-9,
-            "{segments:?}"
-        );
-        assert_eq!(segments.len(), chunks);
+        assert_eq!(t.queue.free_slots(), 1);
+        // The engine hears the next request.
+        let mut next = self::job("tiny.en");
+        next.audio = Audio::Samples(super::testing::staircase(5));
+        assert_eq!(t.run(next).await.unwrap().raw_text, "s0");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,8 +2,9 @@
 //! decoded: voice activity detection cuts the audio into chunks of speech (switched off, into
 //! chunks of the whole audio), and each chunk goes to the engine as soon as it is settled, its
 //! segments handed on at once; an engine that hears several chunks at once (whisper, on two
-//! decoder states) gets a file's chunks a few at a time (two for each). Only the audio the chunks still
-//! need is kept, so memory does not grow with the audio's length. Audio without speech never reaches the engine. An engine that
+//! decoder states) hears a file's chunks side by side ([`SideBySide`]), their segments handed on
+//! in the audio's order. Only the audio the chunks still need is kept, so memory does not grow
+//! with the audio's length. Audio without speech never reaches the engine. An engine that
 //! hears whole clips (the replay engine) gets the whole audio and its chunks in one call; on live
 //! audio, at each chunk, the audio since what it last recognised (so clips come out at the
 //! pauses, as real engines' chunks do).
@@ -16,6 +17,7 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+use super::side_by_side::{CallSettings, SideBySide};
 use crate::audio::decode::SampleSink;
 use crate::audio::vad::{Chunker, Limits, SpeechChunk};
 use crate::cancel::Cancel;
@@ -25,12 +27,6 @@ use crate::engine::{
 
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: f64 = 16_000.0;
-/// A file's chunks that go to an engine in one request per chunk it hears at once: two, so
-/// that a short chunk beside a long one does not leave a decoder idle (the engine hands each
-/// decoder the next chunk as it finishes one).
-const CHUNKS_PER_DECODER: usize = 2;
-/// The silence between chunks heard in one request (1 s; no chunk covers it).
-const SEPARATION_SAMPLES: usize = 16_000;
 
 /// What the engine stage reports as it goes (times in seconds of the audio's timeline).
 pub(super) enum Listened<'a> {
@@ -142,11 +138,11 @@ pub(super) struct Listener {
     /// recognised, and the time the engine reported for it.
     whole_heard: usize,
     whole_time: f64,
-    /// A file's settled chunks not heard yet, while the engine hears several at once
-    /// ([`Engine::chunks_at_once`]): they go to it together once there are
-    /// [`CHUNKS_PER_DECODER`] for each (or the audio ends), so memory holds at most that many
-    /// chunks (30 s each at most).
-    waiting: Vec<SpeechChunk>,
+    /// A file's chunks out to an engine that hears several at once
+    /// ([`Engine::chunks_at_once`]), once the language is settled.
+    side_by_side: Option<SideBySide>,
+    /// A file's first chunk, while it waits for a second to be heard beside it.
+    first: Option<SpeechChunk>,
 }
 
 impl Listener {
@@ -172,7 +168,8 @@ impl Listener {
             provisional_stop: None,
             whole_heard: 0,
             whole_time: 0.0,
-            waiting: Vec::new(),
+            side_by_side: None,
+            first: None,
         }
     }
 
@@ -317,9 +314,15 @@ impl Listener {
             let mut ready = Vec::new();
             self.chunker.finish(&mut |chunk| ready.push(chunk));
             self.vad += started.elapsed();
-            if self.settle(ready) {
-                self.hear_waiting();
+            if self.settle(ready)
+                && self.take_heard(true)
+                && let Some(first) = self.first.take()
+            {
+                self.hear_alone(first);
             }
+        }
+        if let Some(side_by_side) = self.side_by_side.take() {
+            self.engine += side_by_side.busy();
         }
         let output = match (self.failed.take(), self.whole.take()) {
             (Some(failed), _) => Err(failed),
@@ -354,10 +357,26 @@ impl Listener {
             return false;
         }
         let at_once = self.call.engine.chunks_at_once();
-        if self.call.live.is_none() && at_once > 1 {
-            self.waiting.push(chunk);
-            return self.waiting.len() < at_once * CHUNKS_PER_DECODER || self.hear_waiting();
+        if self.call.live.is_none() && at_once > 1 && self.language_settled() {
+            // The first chunk waits for a second: a file of one chunk (most short clips) is
+            // heard alone, on all the engine's threads.
+            if self.side_by_side.is_none() {
+                let Some(first) = self.first.take() else {
+                    self.first = Some(chunk);
+                    return true;
+                };
+                if !self.hear_side_by_side(first, at_once) {
+                    return false;
+                }
+            }
+            return self.hear_side_by_side(chunk, at_once);
         }
+        self.hear_alone(chunk)
+    }
+
+    /// Transcribes `chunk` in one engine call of its own; false when the engine failed or the
+    /// request was cancelled.
+    fn hear_alone(&mut self, chunk: SpeechChunk) -> bool {
         let whole = std::iter::once(0..chunk.samples.len()).collect();
         let started = Instant::now();
         let heard = self.call_engine(&chunk.samples, whole);
@@ -398,48 +417,58 @@ impl Listener {
         Some(heard)
     }
 
-    /// The waiting chunks in one engine request, laid end to end with a second of silence
-    /// between them that no chunk covers, so that each segment tells which chunk it came from;
-    /// each chunk's segments are then kept in turn, its text theirs joined. False when the
-    /// engine failed or the request was cancelled.
-    fn hear_waiting(&mut self) -> bool {
-        let waiting = std::mem::take(&mut self.waiting);
-        if waiting.is_empty() {
-            return true;
-        }
-        let mut samples = Vec::new();
-        let mut ranges = Vec::new();
-        for chunk in &waiting {
-            if !samples.is_empty() {
-                samples.resize(samples.len() + SEPARATION_SAMPLES, 0.0);
+    /// Whether every chunk is heard in a language known already (given, or the one an
+    /// English-only model hears), so that none waits for the first to detect it.
+    fn language_settled(&self) -> bool {
+        !self.call.model.multilingual() || matches!(self.call.language, LanguageChoice::Exact(_))
+    }
+
+    /// Gives `chunk` to the engine's workers (a live chunk waiting for the engine goes first:
+    /// what is out is heard, then the engine is let go) and hands on what they heard so far, in
+    /// order. False when the engine failed or the request was cancelled.
+    fn hear_side_by_side(&mut self, chunk: SpeechChunk, at_once: usize) -> bool {
+        if let Some(held) = &self.call.held
+            && held.queue.urgent_waiting()
+        {
+            if !self.take_heard(true) {
+                return false;
             }
-            ranges.push(samples.len()..samples.len() + chunk.samples.len());
-            samples.extend_from_slice(&chunk.samples);
-        }
-        let started = Instant::now();
-        let heard = self.call_engine(&samples, ranges.clone());
-        tracing::debug!(
-            chunks = waiting.len(),
-            seconds = samples.len() as f64 / SAMPLE_RATE,
-            took_ms = started.elapsed().as_millis() as u64,
-            "chunks heard together"
-        );
-        let Some(heard) = self.heard_or_failed(heard) else {
-            return false;
-        };
-        let mut segments = heard.segments.into_iter().peekable();
-        for (chunk, range) in waiting.iter().zip(&ranges) {
-            // A segment belongs to the chunk it starts in (segments stay inside their chunk).
-            let end = (range.end + SEPARATION_SAMPLES / 2) as f64 / SAMPLE_RATE;
-            let offset = range.start as f64 / SAMPLE_RATE;
-            let mut own = Vec::new();
-            while let Some(segment) = segments.next_if(|s| s.start < end) {
-                own.push(segment.shifted(-offset));
+            if let Some(side_by_side) = self.side_by_side.take() {
+                self.engine += side_by_side.busy();
             }
-            self.keep(
-                EngineOutput::of_segments(own, heard.language.clone()),
-                chunk.start,
-            );
+            if let Some(held) = &mut self.call.held
+                && let Err(err) = held.give_way()
+            {
+                self.failed = Some(err);
+                return false;
+            }
+        }
+        let call = &self.call;
+        let side_by_side = self.side_by_side.get_or_insert_with(|| {
+            let settings = CallSettings {
+                engine: call.engine.clone(),
+                model: call.model.id,
+                trimmed_to_speech: call.vad,
+                language: call.language.clone(),
+                task: call.task,
+                initial_prompt: call.initial_prompt.clone(),
+                words: call.words,
+                cancel: call.cancel.clone(),
+            };
+            SideBySide::new(settings, at_once)
+        });
+        side_by_side.give(chunk.start, chunk.samples);
+        self.take_heard(false)
+    }
+
+    /// Hands on, in the audio's order, what the workers heard (`wait`: everything given out,
+    /// waiting for it). False when a chunk failed (the failure kept).
+    fn take_heard(&mut self, wait: bool) -> bool {
+        while let Some((start, heard)) = self.side_by_side.as_mut().and_then(|s| s.ready(wait)) {
+            let Some(heard) = self.heard_or_failed(heard) else {
+                return false;
+            };
+            self.keep(heard, start);
         }
         true
     }
@@ -588,6 +617,7 @@ impl Listener {
                 initial_prompt: self.call.initial_prompt.clone(),
                 words: self.call.words,
                 cancel: cancel.clone(),
+                calls_at_once: 1,
             },
         )
     }

@@ -89,6 +89,7 @@ fn a_cancelled_request_stops_every_worker() {
         initial_prompt: None,
         words: false,
         cancel,
+        calls_at_once: 1,
     };
     let result = engine.transcribe("tiny.en", &request);
     assert!(matches!(result, Err(EngineError::Cancelled)), "{result:?}");

@@ -200,11 +200,11 @@ impl Engine for WhisperEngine {
         ENGINE_ID
     }
 
-    /// Forgets a loaded model, with its copy that aligns words, and gives the memory back.
     fn chunks_at_once(&self) -> usize {
         self.workers
     }
 
+    /// Forgets a loaded model, with its copy that aligns words, and gives the memory back.
     fn unload(&self, model: &str) -> bool {
         crate::engine::forget_loaded(&self.loaded, model)
     }
@@ -237,6 +237,8 @@ impl Engine for WhisperEngine {
         request: &EngineRequest<'_>,
     ) -> Result<EngineOutput, EngineError> {
         let loaded = self.load(model)?;
+        // Calls of one transcription running side by side share the threads.
+        let threads = (self.threads / request.calls_at_once.max(1)).max(1);
         let multilingual = loaded.plain.context.is_multilingual();
         let language = match language::requested(request, multilingual)? {
             Requested::Known(code) => Some(code),
@@ -246,7 +248,7 @@ impl Engine for WhisperEngine {
                     Some(samples) if !samples.is_empty() => {
                         let mut clean = loaded.plain.state(&loaded.clean)?;
                         let detected =
-                            language::detect(&mut clean, samples, among.as_deref(), self.threads);
+                            language::detect(&mut clean, samples, among.as_deref(), threads);
                         lock(&loaded.clean).push(clean);
                         Some(detected?)
                     }
@@ -258,7 +260,7 @@ impl Engine for WhisperEngine {
         let mut state = decoders.state(&decoders.idle)?;
         let settings = run::Settings {
             language,
-            threads: self.threads,
+            threads,
             workers: self.workers,
             // The window is fitted to speech being transcribed; translation keeps the full
             // window (a fitted one turned base's German into "the most important of the world

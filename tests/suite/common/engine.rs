@@ -25,6 +25,7 @@ pub fn hear(
         initial_prompt: None,
         words,
         cancel: Cancel::new(),
+        calls_at_once: 1,
     };
     engine.transcribe(model, &request).expect("transcribed")
 }
