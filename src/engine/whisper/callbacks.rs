@@ -74,25 +74,26 @@ pub(super) unsafe extern "C" fn cancel_requested(flag: *mut c_void) -> bool {
     unsafe { (*(flag as *const AtomicBool)).load(Ordering::Relaxed) }
 }
 
-/// What is left of a chunk after the last timestamp that whisper.cpp hears through a window
-/// fitted to it rather than the chunk's (its own rule for clearing the prompt: 5 s).
+/// What is left of a chunk after the last timestamp under which whisper.cpp hears it without
+/// the text so far as the prompt (its own rule: 5 s).
 pub(super) const SHORT_TAIL_CENTISECONDS: i64 = 500;
 /// 16 kHz samples in whisper's time unit (10 ms).
 pub(super) const SAMPLES_PER_CENTISECOND: usize = 160;
 
-/// The encoder passes of one `full` call, and where it was stopped before a short tail.
+/// The encoder passes of one `full` call, and where it was stopped before the chunk's rest.
 pub(super) struct TailWatch {
     pub(super) length_centiseconds: i64,
     pub(super) passes: AtomicUsize,
-    /// The last decoded segment's end (centiseconds) when the pass over the tail was stopped;
+    /// The last decoded segment's end (centiseconds) when the pass over the rest was stopped;
     /// -1: not stopped.
     pub(super) stopped_at: AtomicI64,
 }
 
 /// whisper.cpp's callback before each encoder pass of a `full` call: the first goes ahead; a
-/// later one (the audio after the last decoded timestamp) is stopped when that audio is short,
-/// its start kept for [`super::run`]'s decode to hear it through a window of its own.
-pub(super) unsafe extern "C" fn stop_before_short_tail(
+/// later one (the audio after the last decoded timestamp, through a window as wide as the
+/// first) is stopped, its start kept for [`super::run`]'s decode to hear the rest through a
+/// window fitted to it.
+pub(super) unsafe extern "C" fn stop_before_the_rest(
     _ctx: *mut whisper_rs::WhisperSysContext,
     state: *mut whisper_rs::WhisperSysState,
     user_data: *mut c_void,
@@ -114,7 +115,7 @@ pub(super) unsafe extern "C" fn stop_before_short_tail(
         let end =
             whisper_rs::whisper_rs_sys::whisper_full_get_segment_t1_from_state(state, segments - 1);
         let left = watch.length_centiseconds - end;
-        if end <= 0 || left <= 0 || left >= SHORT_TAIL_CENTISECONDS {
+        if end <= 0 || left <= 0 {
             return true;
         }
         watch.stopped_at.store(end, Ordering::Relaxed);

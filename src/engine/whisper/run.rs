@@ -14,7 +14,8 @@ use super::super::guard;
 use super::super::words::{shorten_words_at_pauses, start_words_at_speech};
 use super::super::{EngineError, EngineOutput, EngineRequest, Segment, Task};
 use super::callbacks::{
-    SAMPLES_PER_CENTISECOND, TailWatch, Watch, cancel_requested, stop_before_short_tail, stop_loops,
+    SAMPLES_PER_CENTISECOND, SHORT_TAIL_CENTISECONDS, TailWatch, Watch, cancel_requested,
+    stop_before_the_rest, stop_loops,
 };
 use super::context::Decoders;
 use super::recovery::{Attempt, Recovery, Verdict};
@@ -61,8 +62,8 @@ pub struct Retries {
     pub passes: u64,
     /// Chunks whose every attempt looped, cut where the loop starts.
     pub cut: u64,
-    /// Short tails after a chunk's last decoded timestamp heard through a window of their own
-    /// instead of another pass of the chunk's window.
+    /// Rests after a chunk's last decoded timestamp heard through a window of their own
+    /// instead of another pass as wide as the chunk's window.
     pub tails: u64,
 }
 
@@ -244,10 +245,10 @@ fn transcribe_chunk(
 }
 
 /// One whisper.cpp pass over a chunk. whisper.cpp goes on from the last timestamp it decoded
-/// when that falls short of the chunk's end, with another encoder pass over the window's full
-/// width; when what is left is short (under [`SHORT_TAIL_CENTISECONDS`]) and the window was
-/// fitted, that pass is stopped and the tail is heard here through a window fitted to the tail
-/// alone (without the prompt, as whisper.cpp hears a short tail).
+/// when that falls short of the chunk's end, with another encoder pass as wide as the first;
+/// when the window was fitted, that pass is stopped and the rest is heard here through a window
+/// fitted to it, with the text so far as the prompt as whisper.cpp would (none for a rest under
+/// [`SHORT_TAIL_CENTISECONDS`], as whisper.cpp hears a short tail).
 fn decode(
     state: &mut WhisperState,
     request: &EngineRequest<'_>,
@@ -276,7 +277,7 @@ fn decode(
     if attempt.window.is_some() {
         // SAFETY: `tail` outlives the call to `full`, which is the only user of the pointer.
         unsafe {
-            params.set_start_encoder_callback(Some(stop_before_short_tail));
+            params.set_start_encoder_callback(Some(stop_before_the_rest));
             params.set_start_encoder_callback_user_data(&tail as *const TailWatch as *mut c_void);
         }
     }
@@ -321,10 +322,20 @@ fn decode(
             language: chunk.language,
         };
         retries.tails += 1;
+        // The text so far is the rest's prompt, as whisper.cpp's next pass would have it, but
+        // for a short rest (whisper.cpp drops the prompt there).
+        let said =
+            (rest.len() >= SHORT_TAIL_CENTISECONDS as usize * SAMPLES_PER_CENTISECOND).then(|| {
+                let said: Vec<&str> = prompt
+                    .into_iter()
+                    .chain(segments.iter().map(|s| s.text.as_str()))
+                    .collect();
+                said.join(" ")
+            });
         let heard = decode(
             state,
             request,
-            None,
+            said.as_deref(),
             &tail_chunk,
             &tail_attempt,
             settings,
