@@ -11,20 +11,15 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::cancel::Cancel;
-use crate::engine::{Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, Task};
+use crate::engine::{Engine, EngineError, EngineOutput, EngineRequest};
 
-/// What every call of one transcription shares, besides each chunk's audio.
+/// What every call of one transcription shares: the engine, the model, and the request each
+/// chunk's audio goes into (its samples and chunks are the chunk's).
 #[derive(Clone)]
 pub(super) struct CallSettings {
     pub engine: Arc<dyn Engine>,
     pub model: &'static str,
-    pub trimmed_to_speech: bool,
-    pub language: LanguageChoice,
-    pub task: Task,
-    pub initial_prompt: Option<String>,
-    pub words: bool,
-    pub cancel: Cancel,
+    pub request: EngineRequest<'static>,
 }
 
 /// One chunk for a worker: its place in the audio's order and its samples.
@@ -169,13 +164,8 @@ fn work(
         let request = EngineRequest {
             samples: &samples,
             chunks: std::iter::once(0..samples.len()).collect(),
-            trimmed_to_speech: settings.trimmed_to_speech,
-            language: settings.language.clone(),
-            task: settings.task,
-            initial_prompt: settings.initial_prompt.clone(),
-            words: settings.words,
-            cancel: settings.cancel.clone(),
             calls_at_once,
+            ..settings.request.clone()
         };
         let started = Instant::now();
         let heard = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -443,20 +443,17 @@ impl Listener {
                 return false;
             }
         }
-        let call = &self.call;
-        let side_by_side = self.side_by_side.get_or_insert_with(|| {
+        if self.side_by_side.is_none() {
             let settings = CallSettings {
-                engine: call.engine.clone(),
-                model: call.model.id,
-                trimmed_to_speech: call.vad,
-                language: call.language.clone(),
-                task: call.task,
-                initial_prompt: call.initial_prompt.clone(),
-                words: call.words,
-                cancel: call.cancel.clone(),
+                engine: self.call.engine.clone(),
+                model: self.call.model.id,
+                request: self.request(&[], Vec::new(), &self.call.cancel),
             };
-            SideBySide::new(settings, at_once)
-        });
+            self.side_by_side = Some(SideBySide::new(settings, at_once));
+        }
+        let Some(side_by_side) = &mut self.side_by_side else {
+            return true;
+        };
         side_by_side.give(chunk.start, chunk.samples);
         self.take_heard(false)
     }
@@ -606,20 +603,28 @@ impl Listener {
         chunks: Vec<Range<usize>>,
         cancel: &Cancel,
     ) -> Result<EngineOutput, EngineError> {
-        self.call.engine.transcribe(
-            self.call.model.id,
-            &EngineRequest {
-                samples,
-                chunks,
-                trimmed_to_speech: self.call.vad,
-                language: self.call.language.clone(),
-                task: self.call.task,
-                initial_prompt: self.call.initial_prompt.clone(),
-                words: self.call.words,
-                cancel: cancel.clone(),
-                calls_at_once: 1,
-            },
-        )
+        let request = self.request(samples, chunks, cancel);
+        self.call.engine.transcribe(self.call.model.id, &request)
+    }
+
+    /// The engine request for `chunks` of `samples` with the transcription's settings.
+    fn request<'a>(
+        &self,
+        samples: &'a [f32],
+        chunks: Vec<Range<usize>>,
+        cancel: &Cancel,
+    ) -> EngineRequest<'a> {
+        EngineRequest {
+            samples,
+            chunks,
+            trimmed_to_speech: self.call.vad,
+            language: self.call.language.clone(),
+            task: self.call.task,
+            initial_prompt: self.call.initial_prompt.clone(),
+            words: self.call.words,
+            cancel: cancel.clone(),
+            calls_at_once: 1,
+        }
     }
 
     /// The answer for audio without speech: no text, and the language the engine would have

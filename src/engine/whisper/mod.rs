@@ -278,7 +278,7 @@ impl Engine for WhisperEngine {
                 words: request.words,
             },
         };
-        let result = run::run(&mut state, &decoders, request, &settings);
+        let result = workers::run(&mut state, &decoders, request, &settings);
         // A state whose pass was aborted half-way is not reused.
         if !matches!(result, Err(EngineError::Cancelled)) {
             lock(&decoders.idle).push(state);

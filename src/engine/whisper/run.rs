@@ -1,8 +1,7 @@
-//! One request, its language settled: each chunk transcribed on its own (a file's chunks shared
-//! out among the engine's decoder states, each on its share of the threads), through a window
-//! fitted to it, heard again as the recovery says when the loop guard or the
-//! window's doubts reject the text (a loop that survives every attempt is cut out), with its
-//! segments moved to the request's timeline.
+//! One chunk of a request, heard on its own through a window fitted to it, heard again as the
+//! recovery says when the loop guard or the window's doubts reject the text (a loop that
+//! survives every attempt is cut out); the rest after the last decoded timestamp through a
+//! window of its own.
 
 use std::ffi::c_void;
 use std::ops::Range;
@@ -12,7 +11,7 @@ use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 
 use super::super::guard;
 use super::super::words::{shorten_words_at_pauses, start_words_at_speech};
-use super::super::{EngineError, EngineOutput, EngineRequest, Segment, Task};
+use super::super::{EngineError, EngineRequest, Segment, Task};
 use super::callbacks::{
     SAMPLES_PER_CENTISECOND, SHORT_TAIL_CENTISECONDS, TailWatch, Watch, cancel_requested,
     stop_before_the_rest, stop_loops,
@@ -21,7 +20,6 @@ use super::context::Decoders;
 use super::recovery::{Attempt, Recovery, Verdict};
 use super::tokens::{self, Reading};
 use super::window::{EncoderWindow, FULL_WINDOW_FRAMES};
-use super::workers::{Shared, hear_in_parallel, hear_in_turn};
 
 /// Samples per second of the audio whisper takes.
 const SAMPLE_RATE: f64 = 16_000.0;
@@ -74,31 +72,6 @@ impl std::ops::AddAssign for Retries {
         self.cut += other.cut;
         self.tails += other.tails;
     }
-}
-
-/// The request's output, and what it cost in retries. `decoders`: the context `state` belongs
-/// to (a retry at temperature runs on a fresh state of its own, so that its random numbers are
-/// the same whatever the pooled state decoded before). With more than one worker, the chunks
-/// are shared out among that many decoder states, each on its share of the threads (`state`
-/// is one of them; the others come from and go back to `decoders`' pool).
-pub(super) fn run(
-    state: &mut WhisperState,
-    decoders: &Decoders,
-    request: &EngineRequest<'_>,
-    settings: &Settings,
-) -> Result<(EngineOutput, Retries), EngineError> {
-    let workers = settings.workers.clamp(1, request.chunks.len().max(1));
-    let (heard, retries) = if workers == 1 {
-        hear_in_turn(state, decoders, request, settings, &Shared::new(request))?
-    } else {
-        hear_in_parallel(state, decoders, request, settings, workers)?
-    };
-    let mut segments = Vec::new();
-    for (range, chunk) in request.chunks.iter().zip(heard) {
-        segments.extend(in_timeline(chunk, range));
-    }
-    let output = EngineOutput::of_segments(segments, settings.language.clone());
-    Ok((output, retries))
 }
 
 /// One chunk through the attempts of the recovery until the guard accepts the text; else the
@@ -347,7 +320,10 @@ fn decode(
 }
 
 /// A chunk's segments moved from its own timeline to the request's, and kept inside the chunk.
-fn in_timeline(segments: Vec<Segment>, chunk: &Range<usize>) -> impl Iterator<Item = Segment> {
+pub(super) fn in_timeline(
+    segments: Vec<Segment>,
+    chunk: &Range<usize>,
+) -> impl Iterator<Item = Segment> {
     let start = chunk.start as f64 / SAMPLE_RATE;
     let end = chunk.end as f64 / SAMPLE_RATE;
     segments.into_iter().map(move |s| {

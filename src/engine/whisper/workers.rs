@@ -1,14 +1,40 @@
-//! A request's chunks handed out one at a time to whichever decoder state is free: on the
-//! request's state alone, or shared out among several states on scoped threads, each on its
-//! share of the threads, the segments put back in the chunks' order.
+//! One request, its language settled: its chunks handed out one at a time to whichever decoder
+//! state is free (on the request's state alone, or shared out among several states on scoped
+//! threads, each on its share of the threads), each heard as [`super::run`] says, the segments
+//! put back in the chunks' order and moved to the request's timeline.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::super::{EngineError, EngineRequest, Segment};
+use super::super::{EngineError, EngineOutput, EngineRequest, Segment};
 use super::context::Decoders;
 use super::lock;
-use super::run::{Chunk, Retries, Settings, hear_chunk};
+use super::run::{Chunk, Retries, Settings, hear_chunk, in_timeline};
 use whisper_rs::WhisperState;
+
+/// The request's output, and what it cost in retries. `decoders`: the context `state` belongs
+/// to (a retry at temperature runs on a fresh state of its own, so that its random numbers are
+/// the same whatever the pooled state decoded before). With more than one worker, the chunks
+/// are shared out among that many decoder states, each on its share of the threads (`state`
+/// is one of them; the others come from and go back to `decoders`' pool).
+pub(super) fn run(
+    state: &mut WhisperState,
+    decoders: &Decoders,
+    request: &EngineRequest<'_>,
+    settings: &Settings,
+) -> Result<(EngineOutput, Retries), EngineError> {
+    let workers = settings.workers.clamp(1, request.chunks.len().max(1));
+    let (heard, retries) = if workers == 1 {
+        hear_in_turn(state, decoders, request, settings, &Shared::new(request))?
+    } else {
+        hear_in_parallel(state, decoders, request, settings, workers)?
+    };
+    let mut segments = Vec::new();
+    for (range, chunk) in request.chunks.iter().zip(heard) {
+        segments.extend(in_timeline(chunk, range));
+    }
+    let output = EngineOutput::of_segments(segments, settings.language.clone());
+    Ok((output, retries))
+}
 
 /// The chunks of one request, handed out one at a time to whichever worker is free.
 pub(super) struct Shared {
