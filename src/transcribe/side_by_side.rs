@@ -28,13 +28,13 @@ struct Job {
     samples: Vec<f32>,
 }
 
-/// What a worker heard in the chunk of that place.
-type Result_ = (u64, Result<EngineOutput, EngineError>);
+/// What a worker heard in the chunk of a place.
+type Answer = (u64, Result<EngineOutput, EngineError>);
 
 /// The workers of one transcription and the chunks they have not handed back yet.
 pub(super) struct SideBySide {
     jobs: Option<SyncSender<Job>>,
-    heard: Receiver<Result_>,
+    heard: Receiver<Answer>,
     workers: Vec<JoinHandle<()>>,
     /// Chunks given out, and the start (in samples) of each not handed back yet.
     given: u64,
@@ -53,17 +53,19 @@ impl SideBySide {
         let (jobs, line) = sync_channel::<Job>(1);
         let line = Arc::new(Mutex::new(line));
         let (answers, heard) = channel();
-        let workers = (0..count)
-            .map(|n| {
+        let workers: Vec<JoinHandle<()>> = (0..count)
+            .filter_map(|n| {
                 let (line, answers, settings) = (line.clone(), answers.clone(), settings.clone());
                 std::thread::Builder::new()
                     .name(format!("chunks-{n}"))
                     .spawn(move || work(&line, &answers, &settings, count))
-                    .expect("a thread for a decoder")
+                    .map_err(|err| tracing::warn!("no thread for a decoder: {err}"))
+                    .ok()
             })
             .collect();
         SideBySide {
-            jobs: Some(jobs),
+            // Without a worker, every chunk given fails at once rather than wait in line.
+            jobs: (!workers.is_empty()).then_some(jobs),
             heard,
             workers,
             given: 0,
@@ -149,7 +151,7 @@ impl Drop for SideBySide {
 /// A worker: takes chunks from the line until it closes, each heard in one call.
 fn work(
     line: &Mutex<Receiver<Job>>,
-    answers: &Sender<Result_>,
+    answers: &Sender<Answer>,
     settings: &CallSettings,
     calls_at_once: usize,
 ) {
