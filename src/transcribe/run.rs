@@ -586,10 +586,12 @@ pub(crate) mod testing {
         }
     }
 
-    /// An engine that takes `pause` for each call and notes in `log` the prompt it was given.
+    /// An engine that takes `pause` for each call and notes in `log` the prompt it was given;
+    /// it hears `at_once` chunks at once.
     pub struct Paced {
         pub log: Arc<Mutex<Vec<String>>>,
         pub pause: std::time::Duration,
+        pub at_once: usize,
     }
 
     impl Engine for Paced {
@@ -598,6 +600,9 @@ pub(crate) mod testing {
         }
         fn models(&self) -> Vec<ModelOffer> {
             Gate::offers(&["tiny.en"])
+        }
+        fn chunks_at_once(&self) -> usize {
+            self.at_once
         }
         fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
             std::thread::sleep(self.pause);
@@ -942,11 +947,33 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_live_chunk_waits_for_one_chunk_of_an_upload_at_most() {
+        let live_at = live_chunks_among_upload_calls(1).await;
+        // The upload's first chunk ran when the dictation came; each live chunk then waited
+        // for one upload chunk at most.
+        assert!(live_at[0] <= 2, "{live_at:?}");
+        assert!(live_at[1] - live_at[0] <= 2, "{live_at:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_live_chunk_waits_for_the_chunks_out_side_by_side_at_most() {
+        let live_at = live_chunks_among_upload_calls(2).await;
+        // When the dictation came, the upload's first two chunks (heard together) were done
+        // at most, two more on the workers, one in line and one being given out; those are
+        // heard, then the live chunk goes.
+        assert!(live_at[0] <= 6, "{live_at:?}");
+        assert!(live_at[1] - live_at[0] <= 3, "{live_at:?}");
+    }
+
+    /// An upload of 150 s through an engine that hears `at_once` chunks at once, and a dictation
+    /// of two live chunks that comes once the upload's first call is heard: where the live
+    /// chunks stand among the engine's calls, in the order they ended.
+    async fn live_chunks_among_upload_calls(at_once: usize) -> Vec<usize> {
         use super::testing::Paced;
         let log = Arc::new(std::sync::Mutex::new(Vec::new()));
         let engine = Paced {
             log: log.clone(),
             pause: Duration::from_millis(150),
+            at_once,
         };
         let (_dir, t) = transcriber(vec![Arc::new(engine)], 4);
         let mut options = options("tiny.en");
@@ -978,10 +1005,8 @@ mod tests {
             .map(|(i, _)| i)
             .collect();
         assert_eq!(live_at.len(), 2, "{log:?}");
-        // The upload's first chunk ran when the dictation came; each live chunk then waited
-        // for one upload chunk at most.
-        assert!(live_at[0] <= 2, "{log:?}");
-        assert!(live_at[1] - live_at[0] <= 2, "{log:?}");
+        assert!(log.len() >= 7, "{log:?}");
+        live_at
     }
 
     /// Its first call runs until its request is cancelled; the others hear "settled".

@@ -443,18 +443,16 @@ impl Listener {
                 return false;
             }
         }
-        if self.side_by_side.is_none() {
+        let mut side_by_side = self.side_by_side.take().unwrap_or_else(|| {
             let settings = CallSettings {
                 engine: self.call.engine.clone(),
                 model: self.call.model.id,
                 request: self.request(&[], Vec::new(), &self.call.cancel),
             };
-            self.side_by_side = Some(SideBySide::new(settings, at_once));
-        }
-        let Some(side_by_side) = &mut self.side_by_side else {
-            return true;
-        };
+            SideBySide::new(settings, at_once)
+        });
         side_by_side.give(chunk.start, chunk.samples);
+        self.side_by_side = Some(side_by_side);
         self.take_heard(false)
     }
 
