@@ -23,7 +23,8 @@
 //! again, passes after the first, loops cut and short tails heard through a window of their
 //! own.
 //! `--max-chunk` packs speech into chunks of at most SECONDS (the server: 30, the most), cut
-//! at the quietest moment after two thirds of it. `--names` gives each clip the names in its
+//! at the quietest moment after two thirds of it; a contender's suffix `@S` ends a chunk at the
+//! first pause (padded regions apart) once it holds S seconds. `--names` gives each clip the names in its
 //! reference text (capitalised words after the first) as the initial prompt, as dictionary
 //! terms would be.
 
@@ -52,6 +53,8 @@ struct Contender {
     engine: WhisperEngine,
     /// Voice activity detection first.
     vad: bool,
+    /// A chunk holding this many seconds ends at the next pause (None: the server's rule).
+    close_after: Option<f64>,
     /// Per set: seconds of every clip and round, word errors and reference words.
     seconds: Vec<Vec<f64>>,
     errors: Vec<(usize, usize)>,
@@ -109,9 +112,13 @@ fn options() -> Options {
 }
 
 fn contender(name: &str, models: &ModelDir) -> Contender {
-    let (plain, workers) = match name.split_once("/w") {
-        Some((plain, workers)) => (plain, Some(workers.parse().expect("/wN: N decoder states"))),
+    let (name_only, close_after) = match name.split_once('@') {
+        Some((plain, seconds)) => (plain, Some(seconds.parse().expect("@S: seconds"))),
         None => (name, None),
+    };
+    let (plain, workers) = match name_only.split_once("/w") {
+        Some((plain, workers)) => (plain, Some(workers.parse().expect("/wN: N decoder states"))),
+        None => (name_only, None),
     };
     let (window_name, retries) = plain.split_once(':').unwrap_or((plain, ""));
     let (window, vad) = match window_name {
@@ -135,6 +142,7 @@ fn contender(name: &str, models: &ModelDir) -> Contender {
         name: name.into(),
         engine,
         vad,
+        close_after,
         seconds: vec![Vec::new(); SETS.len()],
         errors: vec![(0, 0); SETS.len()],
     }
@@ -157,18 +165,24 @@ fn hear(contender: &Contender, options: &Options, sample: &Sample) -> (String, f
     let (model, names) = (options.model.as_str(), options.names);
     let samples = &sample.samples;
     let started = Instant::now();
-    let chunks = match options.max_chunk {
-        Some(seconds) if contender.vad => {
-            let samples_at_most = (seconds * vad::SAMPLE_RATE as f64) as usize;
-            let frames = samples_at_most.min(vad::MAX_CHUNK_SAMPLES) / vad::FRAME;
-            let limits = vad::Limits {
-                max_chunk: frames,
-                earliest_cut: frames * 2 / 3,
-                ..vad::Limits::FILE
-            };
+    let frames = |seconds: f64| {
+        let samples_at_most = (seconds * vad::SAMPLE_RATE as f64) as usize;
+        samples_at_most.min(vad::MAX_CHUNK_SAMPLES) / vad::FRAME
+    };
+    let chunks = match (options.max_chunk, contender.close_after) {
+        (None, None) => vad::chunks_to_hear(samples, contender.vad),
+        _ if !contender.vad => vad::chunks_to_hear(samples, false),
+        (max_chunk, close_after) => {
+            let mut limits = vad::Limits::FILE;
+            if let Some(seconds) = max_chunk {
+                limits.max_chunk = frames(seconds);
+                limits.earliest_cut = limits.max_chunk * 2 / 3;
+            }
+            if let Some(seconds) = close_after {
+                limits.close_after = frames(seconds);
+            }
             vad::plan_chunks_within(&vad::frame_scores(samples), samples.len(), limits)
         }
-        _ => vad::chunks_to_hear(samples, contender.vad),
     };
     let request = EngineRequest {
         samples,

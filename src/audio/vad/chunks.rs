@@ -24,6 +24,14 @@ pub const PADDING_FRAMES: usize = 25;
 /// A pause at least this long (3.2 s) between regions ends a chunk: transcribing it would cost
 /// encoder time for nothing.
 const LONG_PAUSE_FRAMES: usize = 200;
+/// A chunk holding this much (12 s) ends at the next pause between padded regions (at least
+/// 0.8 s without speech) instead of packing speech on up to 30 s. The encoder's attention costs
+/// with the square of its window, so two windows of 15 s cost less than one of 30 s, and a
+/// pause is where the least context is lost. `window_floor` (docs/performance.md), ending
+/// chunks at pauses after 10, 12 and 15 s: 12 s took the five minutes of held-out recordings
+/// from 12.0 to 9.7 s and two five-minute continuous readings from 24.6 to 22.1 s, with the
+/// same word errors, and short clips as before.
+const CLOSE_AFTER_FRAMES: usize = 12 * SAMPLE_RATE / FRAME;
 /// A region with voiced but no confident frames (a word said softly, or noise) counts as speech
 /// when speech comes at most this long (1 s) before or after it: "Bonjour" in a French voice
 /// scores 0.6–0.88 throughout, as steady brown noise does, and is followed by confident speech.
@@ -36,23 +44,27 @@ const CUT_WINDOW_FRAMES: usize = 10;
 /// the chunk.
 const EARLIEST_CUT_FRAMES: usize = 20 * SAMPLE_RATE / FRAME;
 
-/// Where chunks end: at a pause of at least `long_pause` frames between padded regions, or when
-/// longer than `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in;
-/// speech begins at a frame scoring at least `threshold`.
+/// Where chunks end: at a pause of at least `long_pause` frames between padded regions, at any
+/// pause between padded regions once the chunk holds `close_after` frames, or when longer than
+/// `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in; speech
+/// begins at a frame scoring at least `threshold`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     pub padding: usize,
     pub long_pause: usize,
+    pub close_after: usize,
     pub max_chunk: usize,
     pub earliest_cut: usize,
     pub threshold: f32,
 }
 
 impl Limits {
-    /// Files: chunks of up to Whisper's 30 s window, packed across pauses under 3.2 s.
+    /// Files: chunks of up to Whisper's 30 s window, packed across pauses under 3.2 s until
+    /// they hold 12 s.
     pub const FILE: Limits = Limits {
         padding: PADDING_FRAMES,
         long_pause: LONG_PAUSE_FRAMES,
+        close_after: CLOSE_AFTER_FRAMES,
         max_chunk: MAX_CHUNK_FRAMES,
         earliest_cut: EARLIEST_CUT_FRAMES,
         threshold: super::ENTER,
@@ -66,6 +78,7 @@ impl Limits {
     pub const LIVE: Limits = Limits {
         padding: LIVE_PADDING_FRAMES,
         long_pause: 15,
+        close_after: 15 * SAMPLE_RATE / FRAME,
         max_chunk: 15 * SAMPLE_RATE / FRAME,
         earliest_cut: 8 * SAMPLE_RATE / FRAME,
         threshold: super::ENTER,
@@ -316,6 +329,7 @@ impl ChunkPlanner {
             Some(last) if padded.start <= last.end => last.end = last.end.max(padded.end),
             Some(last)
                 if padded.start - last.end < self.limits.long_pause
+                    && last.len() < self.limits.close_after
                     && padded.end - last.start <= self.limits.max_chunk =>
             {
                 last.end = padded.end
@@ -375,6 +389,7 @@ impl ChunkPlanner {
         let earliest_padded = earliest.saturating_sub(padding);
         let apart = earliest_padded > pending.end
             && (earliest_padded - pending.end >= self.limits.long_pause
+                || pending.len() >= self.limits.close_after
                 || earliest_end + padding - pending.start > self.limits.max_chunk);
         if apart && let Some(done) = self.pending.take() {
             self.give_out(done, chunks);
@@ -527,14 +542,46 @@ mod tests {
         }
     }
 
+    /// Five 8 s sentences with `pause` frames between them, and the chunks planned in them.
+    fn five_sentences(pause: usize, limits: Limits) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+        let sentences: Vec<Range<usize>> = (0..5)
+            .map(|n| n * (8 * SECOND + pause)..n * (8 * SECOND + pause) + 8 * SECOND)
+            .collect();
+        let frames = 5 * (8 * SECOND + pause);
+        let chunks = plan_chunks_within(&scores(frames, &sentences), frames * FRAME, limits);
+        (sentences, in_frames(chunks))
+    }
+
+    #[test]
+    fn a_chunk_of_twelve_seconds_ends_at_the_next_pause() {
+        // 1 s pauses: the padded sentences stay apart, so each chunk ends at the first pause
+        // after 12 s: two sentences, two sentences, one.
+        let (sentences, chunks) = five_sentences(SECOND, Limits::FILE);
+        let sentences_in = |chunk: &Range<usize>| {
+            sentences
+                .iter()
+                .filter(|s| chunk.start <= s.start && s.end <= chunk.end)
+                .count()
+        };
+        assert_eq!(
+            chunks.iter().map(sentences_in).collect::<Vec<_>>(),
+            [2, 2, 1]
+        );
+        // Pauses of 0.5 s, where the padding meets, are not where a chunk ends: they are packed
+        // into 30 s and cut at their quietest moment.
+        let (_, chunks) = five_sentences(SECOND / 2, Limits::FILE);
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        assert!(chunks[0].len() > 20 * SECOND, "{chunks:?}");
+    }
+
     #[test]
     fn chunks_never_exceed_thirty_seconds_and_cut_at_silences() {
-        // Five 8 s sentences with 1 s pauses: 44 s of audio.
-        let sentences: Vec<Range<usize>> = (0..5)
-            .map(|n| n * 9 * SECOND..(n * 9 + 8) * SECOND)
-            .collect();
-        let frames = 45 * SECOND;
-        let chunks = in_frames(plan_chunks(&scores(frames, &sentences), frames * FRAME));
+        // Five 8 s sentences with 1 s pauses (44 s of audio), packed up to 30 s.
+        let packed = Limits {
+            close_after: MAX_CHUNK_FRAMES,
+            ..Limits::FILE
+        };
+        let (sentences, chunks) = five_sentences(SECOND, packed);
         assert_eq!(chunks.len(), 2);
         for chunk in &chunks {
             assert!(chunk.len() <= MAX_CHUNK_FRAMES, "{chunk:?}");
