@@ -24,14 +24,6 @@ pub const PADDING_FRAMES: usize = 25;
 /// A pause at least this long (3.2 s) between regions ends a chunk: transcribing it would cost
 /// encoder time for nothing.
 const LONG_PAUSE_FRAMES: usize = 200;
-/// A chunk holding this much (12 s) ends at the next pause between padded regions (at least
-/// 0.8 s without speech) instead of packing speech on up to 30 s. The encoder's attention costs
-/// with the square of its window, so two windows of 15 s cost less than one of 30 s, and a
-/// pause is where the least context is lost. `window_floor` (docs/performance.md), ending
-/// chunks at pauses after 10, 12 and 15 s: 12 s took the five minutes of held-out recordings
-/// from 12.0 to 9.7 s and two five-minute continuous readings from 24.6 to 22.1 s, with the
-/// same word errors, and short clips as before.
-const CLOSE_AFTER_FRAMES: usize = 12 * SAMPLE_RATE / FRAME;
 /// A region with voiced but no confident frames (a word said softly, or noise) counts as speech
 /// when speech comes at most this long (1 s) before or after it: "Bonjour" in a French voice
 /// scores 0.6–0.88 throughout, as steady brown noise does, and is followed by confident speech.
@@ -59,12 +51,14 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// Files: chunks of up to Whisper's 30 s window, packed across pauses under 3.2 s until
-    /// they hold 12 s.
+    /// Files: chunks of up to Whisper's 30 s window, packed across pauses under 3.2 s. Ending
+    /// them at the first pause after 12 s (`close_after`) made long files up to a fifth faster
+    /// but cost words on held-out speech joined with 0.9 s pauses (8.2 % against 5.5 %;
+    /// `window_floor ... 256/w2@12`, docs/performance.md), so they are packed to the full 30 s.
     pub const FILE: Limits = Limits {
         padding: PADDING_FRAMES,
         long_pause: LONG_PAUSE_FRAMES,
-        close_after: CLOSE_AFTER_FRAMES,
+        close_after: MAX_CHUNK_FRAMES,
         max_chunk: MAX_CHUNK_FRAMES,
         earliest_cut: EARLIEST_CUT_FRAMES,
         threshold: super::ENTER,
@@ -553,10 +547,14 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_of_twelve_seconds_ends_at_the_next_pause() {
+    fn a_chunk_past_close_after_ends_at_the_next_pause() {
+        let twelve = Limits {
+            close_after: 12 * SECOND,
+            ..Limits::FILE
+        };
         // 1 s pauses: the padded sentences stay apart, so each chunk ends at the first pause
         // after 12 s: two sentences, two sentences, one.
-        let (sentences, chunks) = five_sentences(SECOND, Limits::FILE);
+        let (sentences, chunks) = five_sentences(SECOND, twelve);
         let sentences_in = |chunk: &Range<usize>| {
             sentences
                 .iter()
@@ -569,7 +567,7 @@ mod tests {
         );
         // Pauses of 0.5 s, where the padding meets, are not where a chunk ends: they are packed
         // into 30 s and cut at their quietest moment.
-        let (_, chunks) = five_sentences(SECOND / 2, Limits::FILE);
+        let (_, chunks) = five_sentences(SECOND / 2, twelve);
         assert_eq!(chunks.len(), 2, "{chunks:?}");
         assert!(chunks[0].len() > 20 * SECOND, "{chunks:?}");
     }
@@ -577,11 +575,7 @@ mod tests {
     #[test]
     fn chunks_never_exceed_thirty_seconds_and_cut_at_silences() {
         // Five 8 s sentences with 1 s pauses (44 s of audio), packed up to 30 s.
-        let packed = Limits {
-            close_after: MAX_CHUNK_FRAMES,
-            ..Limits::FILE
-        };
-        let (sentences, chunks) = five_sentences(SECOND, packed);
+        let (sentences, chunks) = five_sentences(SECOND, Limits::FILE);
         assert_eq!(chunks.len(), 2);
         for chunk in &chunks {
             assert!(chunk.len() <= MAX_CHUNK_FRAMES, "{chunk:?}");
