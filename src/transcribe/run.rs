@@ -1138,6 +1138,18 @@ mod tests {
             assert_eq!(last_two[0], "committed false", "{reports:?}");
             assert!(last_two[1].starts_with("text call"), "{reports:?}");
         }
+        // The first sentence's pause (1.5 s) lets its chunk be heard ahead: its commit takes
+        // that pass's text (the engine's call number) without another engine call.
+        let first: Vec<&String> = reports
+            .iter()
+            .take_while(|r| r.as_str() != "committed false")
+            .collect();
+        let settled_first = reports.iter().find(|r| r.starts_with("text ")).unwrap();
+        assert_eq!(
+            first.last().unwrap().strip_prefix("tentative "),
+            settled_first.strip_prefix("text "),
+            "{reports:?}"
+        );
         // Provisional passes are not part of the text.
         let settled: Vec<&str> = reports
             .iter()

@@ -134,6 +134,9 @@ pub(super) struct Listener {
     /// cancelled (the capture stopped), which also abandons a pass under way.
     next_provisional: Instant,
     provisional_stop: Option<Cancel>,
+    /// Live audio: the open chunk heard ahead, in the pause that may end it (its samples and
+    /// what the engine heard): its text when it settles on exactly those samples.
+    heard_ahead: Option<(Range<usize>, EngineOutput)>,
     /// Live audio on an engine that hears whole clips: the audio before this sample is
     /// recognised, and the time the engine reported for it.
     whole_heard: usize,
@@ -166,6 +169,7 @@ impl Listener {
             announced: None,
             next_provisional: Instant::now(),
             provisional_stop: None,
+            heard_ahead: None,
             whole_heard: 0,
             whole_time: 0.0,
             side_by_side: None,
@@ -252,7 +256,8 @@ impl Listener {
 
     /// Live audio, once every block captured so far is heard: hears the open chunk again for
     /// provisional text, when someone is speaking, the spacing since the last pass has passed
-    /// and the engine is free (provisional text never makes anyone wait).
+    /// and the engine is free (provisional text never makes anyone wait); in a pause, hears it
+    /// ahead ([`Listener::hear_ahead`]).
     pub fn provisional(&mut self) {
         let (Some(live), Some(stop)) = (&self.call.live, &self.provisional_stop) else {
             return;
@@ -261,9 +266,14 @@ impl Listener {
             || stop.is_cancelled()
             || self.failed.is_some()
             || self.on_segments.is_none()
-            || !self.chunker.speaking()
-            || Instant::now() < self.next_provisional
         {
+            return;
+        }
+        if !self.chunker.speaking() {
+            self.hear_ahead();
+            return;
+        }
+        if Instant::now() < self.next_provisional {
             return;
         }
         let Some(chunk) = self
@@ -299,6 +309,54 @@ impl Listener {
         if let Some(sink) = &mut self.on_segments {
             sink(Listened::Tentative(&segments, language.as_deref()));
         }
+    }
+
+    /// Live audio, in a pause: hears the open chunk as it settles unless more speech comes, once
+    /// and when the engine is free, so that its commit (or the stop) finds its text ready: the
+    /// same samples through the same request read the same. The pass is not abandoned when the
+    /// capture stops (the stop settles the chunk as it is). It spends one engine call per
+    /// pause at most, and the next provisional pass keeps its spacing from it.
+    fn hear_ahead(&mut self) {
+        let Some(live) = &self.call.live else {
+            return;
+        };
+        let Some(range) = self.chunker.settling() else {
+            return;
+        };
+        if self.heard_ahead.as_ref().is_some_and(|(r, _)| *r == range) {
+            return;
+        }
+        let Some(chunk) = self.chunker.settling_chunk() else {
+            return;
+        };
+        let Some(_slot) = live.queue.try_acquire() else {
+            return;
+        };
+        let started = Instant::now();
+        let whole = std::iter::once(0..chunk.samples.len()).collect();
+        let heard = self.engine_call(&chunk.samples, whole, &self.call.cancel);
+        let took = started.elapsed();
+        self.engine += took;
+        self.next_provisional = started + PROVISIONAL_EVERY.max(took * PROVISIONAL_SPACING);
+        tracing::debug!(
+            seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
+            took_ms = took.as_millis() as u64,
+            "open chunk heard ahead"
+        );
+        let Ok(heard) = heard else {
+            return;
+        };
+        let offset = chunk.start as f64 / SAMPLE_RATE;
+        let segments: Vec<Segment> = heard
+            .segments
+            .iter()
+            .map(|s| s.clone().shifted(offset))
+            .collect();
+        let language = self.language.clone().or(heard.language.clone());
+        if let Some(sink) = &mut self.on_segments {
+            sink(Listened::Tentative(&segments, language.as_deref()));
+        }
+        self.heard_ahead = Some((range, heard));
     }
 
     /// Whether the engine failed (or the request was cancelled) before the audio ended.
@@ -379,7 +437,10 @@ impl Listener {
     fn hear_alone(&mut self, chunk: SpeechChunk) -> bool {
         let whole = std::iter::once(0..chunk.samples.len()).collect();
         let started = Instant::now();
-        let heard = self.call_engine(&chunk.samples, whole);
+        let heard = match self.heard_ahead.take() {
+            Some((range, heard)) if range == chunk.range() => Ok(heard),
+            _ => self.call_engine(&chunk.samples, whole),
+        };
         tracing::debug!(
             start = chunk.start as f64 / SAMPLE_RATE,
             seconds = chunk.samples.len() as f64 / SAMPLE_RATE,

@@ -267,6 +267,21 @@ impl ChunkPlanner {
         }
     }
 
+    /// The chunk that settles as it is unless more speech comes (in frames): the pending chunk
+    /// of speech once nobody speaks (no region open, none held in case speech follows) and its
+    /// end has been scored; None while it may still grow or be cut.
+    pub fn settling(&self) -> Option<Range<usize>> {
+        let pending = self
+            .pending
+            .as_ref()
+            .filter(|pending| !pending.is_empty())?;
+        let quiet = matches!(self.keep, Keep::Speech { .. })
+            && self.regions.open().is_none()
+            && self.maybe.is_none();
+        (quiet && pending.end <= self.frames && pending.len() <= self.limits.max_chunk)
+            .then(|| pending.clone())
+    }
+
     /// Someone is speaking now: a region that has proved to be speech is open.
     pub fn speaking(&self) -> bool {
         matches!(self.regions.open(), Some((_, true)))
@@ -521,6 +536,41 @@ mod tests {
         let (first, given_at) = &chunks[0];
         assert_eq!(first.clone(), 85..215);
         assert_eq!(*given_at, 200 + pause - 1);
+    }
+
+    #[test]
+    fn a_live_chunk_is_settling_in_a_pause_once_its_padding_is_heard() {
+        let s = scores(400, &[100..200, 300..350]);
+        let mut planner = ChunkPlanner::speech(Limits::LIVE);
+        let mut chunks = Vec::new();
+        let mut settling = Vec::new();
+        for &score in &s {
+            planner.push(score, &mut chunks);
+            settling.push(planner.settling());
+        }
+        planner.finish(&mut chunks);
+        let padded = 100 - LIVE_PADDING_FRAMES..200 + LIVE_PADDING_FRAMES;
+        // Nothing while nobody has spoken or someone speaks.
+        assert!(settling[..200].iter().all(Option::is_none));
+        // In the pause, once the padding after the speech is heard: the chunk as it settles.
+        let first_settling = settling.iter().position(Option::is_some).unwrap();
+        assert!(
+            first_settling < 200 + Limits::LIVE.pause(),
+            "{first_settling}"
+        );
+        assert_eq!(settling[first_settling].clone(), Some(padded.clone()));
+        assert_eq!(chunks[0], padded);
+        // Not while the next sentence is spoken, and again in the pause after it.
+        assert!(settling[300..350].iter().all(Option::is_none));
+        assert_eq!(settling[350..].iter().flatten().next(), Some(&chunks[1]));
+        // Given out once the pause has passed: nothing settles any more.
+        assert!(settling[399].is_none());
+        // A file's planner of the whole audio never settles early.
+        let mut everything = ChunkPlanner::everything(Limits::FILE);
+        for &score in &s {
+            everything.push(score, &mut chunks);
+            assert!(everything.settling().is_none());
+        }
     }
 
     #[test]

@@ -118,23 +118,43 @@ impl Chunker {
         self.planner.speaking()
     }
 
+    /// Where the open chunk lies (samples) as it settles unless more speech comes (see
+    /// [`ChunkPlanner::settling`]): what a live transcription can hear ahead, in the pause that
+    /// may end the chunk.
+    pub fn settling(&self) -> Option<Range<usize>> {
+        let frames = self.planner.settling()?;
+        Some(frames.start * FRAME..(frames.end * FRAME).min(self.seen))
+    }
+
+    /// [`Chunker::settling`]'s chunk, with its samples.
+    pub fn settling_chunk(&self) -> Option<SpeechChunk> {
+        self.chunk_of(self.planner.settling()?)
+    }
+
     fn hand_out(&mut self, ready: &mut dyn FnMut(SpeechChunk)) {
-        for frames in self.planned.drain(..) {
-            let range = frames.start * FRAME..(frames.end * FRAME).min(self.seen);
-            if range.is_empty() {
-                continue;
+        for frames in std::mem::take(&mut self.planned) {
+            if let Some(chunk) = self.chunk_of(frames) {
+                ready(chunk);
             }
-            let from = range.start - self.buffer_from;
-            let samples = self
-                .buffer
-                .range(from..from + range.len())
-                .copied()
-                .collect();
-            ready(SpeechChunk {
-                start: range.start,
-                samples,
-            });
         }
+    }
+
+    /// The samples of the chunk planned over `frames`; None when it holds none.
+    fn chunk_of(&self, frames: Range<usize>) -> Option<SpeechChunk> {
+        let range = frames.start * FRAME..(frames.end * FRAME).min(self.seen);
+        if range.is_empty() || range.start < self.buffer_from {
+            return None;
+        }
+        let from = range.start - self.buffer_from;
+        let samples = self
+            .buffer
+            .range(from..from + range.len())
+            .copied()
+            .collect();
+        Some(SpeechChunk {
+            start: range.start,
+            samples,
+        })
     }
 }
 
