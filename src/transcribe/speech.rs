@@ -286,29 +286,8 @@ impl Listener {
         let Some(_slot) = live.queue.try_acquire() else {
             return;
         };
-        let started = Instant::now();
-        let whole = std::iter::once(0..chunk.samples.len()).collect();
-        let heard = self.engine_call(&chunk.samples, whole, stop);
-        let took = started.elapsed();
-        self.next_provisional = started + PROVISIONAL_EVERY.max(took * PROVISIONAL_SPACING);
-        tracing::debug!(
-            seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
-            took_ms = took.as_millis() as u64,
-            "open chunk heard provisionally"
-        );
-        let Ok(heard) = heard else {
-            return;
-        };
-        let offset = chunk.start as f64 / SAMPLE_RATE;
-        let segments: Vec<Segment> = heard
-            .segments
-            .into_iter()
-            .map(|s| s.shifted(offset))
-            .collect();
-        let language = self.language.clone().or(heard.language);
-        if let Some(sink) = &mut self.on_segments {
-            sink(Listened::Tentative(&segments, language.as_deref()));
-        }
+        let stop = stop.clone();
+        self.hear_open_chunk(&chunk, &stop, "provisionally");
     }
 
     /// Live audio, in a pause: hears the open chunk as it settles unless more speech comes, once
@@ -332,19 +311,34 @@ impl Listener {
         let Some(_slot) = live.queue.try_acquire() else {
             return;
         };
+        let cancel = self.call.cancel.clone();
+        let (heard, took) = self.hear_open_chunk(&chunk, &cancel, "ahead");
+        self.engine += took;
+        self.heard_ahead = heard.map(|heard| (range, heard));
+    }
+
+    /// One pass over the open `chunk` (the engine slot taken), stopped early by `cancel`: the
+    /// next provisional pass spaced from it and its segments sent as tentative text. What the
+    /// engine heard (None when the pass failed or was stopped), and how long it took.
+    fn hear_open_chunk(
+        &mut self,
+        chunk: &SpeechChunk,
+        cancel: &Cancel,
+        how: &'static str,
+    ) -> (Option<EngineOutput>, Duration) {
         let started = Instant::now();
         let whole = std::iter::once(0..chunk.samples.len()).collect();
-        let heard = self.engine_call(&chunk.samples, whole, &self.call.cancel);
+        let heard = self.engine_call(&chunk.samples, whole, cancel);
         let took = started.elapsed();
-        self.engine += took;
         self.next_provisional = started + PROVISIONAL_EVERY.max(took * PROVISIONAL_SPACING);
         tracing::debug!(
             seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
             took_ms = took.as_millis() as u64,
-            "open chunk heard ahead"
+            how,
+            "open chunk heard"
         );
         let Ok(heard) = heard else {
-            return;
+            return (None, took);
         };
         let offset = chunk.start as f64 / SAMPLE_RATE;
         let segments: Vec<Segment> = heard
@@ -356,7 +350,7 @@ impl Listener {
         if let Some(sink) = &mut self.on_segments {
             sink(Listened::Tentative(&segments, language.as_deref()));
         }
-        self.heard_ahead = Some((range, heard));
+        (Some(heard), took)
     }
 
     /// Whether the engine failed (or the request was cancelled) before the audio ended.
