@@ -293,8 +293,9 @@ impl Listener {
     /// Live audio, in a pause: hears the open chunk as it settles unless more speech comes, once
     /// and when the engine is free, so that its commit (or the stop) finds its text ready: the
     /// same samples through the same request read the same. The pass is not abandoned when the
-    /// capture stops (the stop settles the chunk as it is). It spends one engine call per
-    /// pause at most, and the next provisional pass keeps its spacing from it.
+    /// capture stops (the stop settles the chunk as it is). It is heard ahead once for each way
+    /// the chunk may settle (once a pause, unless a soft sound in the pause lengthens it), and
+    /// the next provisional pass keeps its spacing from it.
     fn hear_ahead(&mut self) {
         let Some(live) = &self.call.live else {
             return;
