@@ -24,9 +24,9 @@
 //! own.
 //! `--max-chunk` packs speech into chunks of at most SECONDS (the server: 30, the most), cut
 //! at the quietest moment after two thirds of it; a contender's suffix `@S` ends a chunk at the
-//! first pause (padded regions apart) once it holds S seconds. `--names` gives each clip the names in its
-//! reference text (capitalised words after the first) as the initial prompt, as dictionary
-//! terms would be.
+//! first pause (padded regions apart) once it holds S seconds. `--names` gives each clip the
+//! names in its reference text (capitalised words after the first) as the initial prompt, as
+//! dictionary terms would be.
 
 use std::path::Path;
 use std::time::Instant;

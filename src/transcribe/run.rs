@@ -1158,6 +1158,83 @@ mod tests {
         assert_eq!(transcript.raw_text, settled.join(" "));
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_chunk_heard_ahead_is_heard_again_when_speech_resumes_in_the_pause() {
+        use super::testing::Recorder;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (_dir, t) = transcriber(vec![Arc::new(Recorder { log: log.clone() })], 1);
+        // A sentence, a pause long enough for the chunk to be heard ahead (0.5 s: past the
+        // 0.24 s kept after speech) but too short to end it (0.72 s), the sentence again, and
+        // the stop right after it (no pause in which to hear the longer chunk ahead).
+        // (The clip without its own quiet edges, so that the pause is the one put in.)
+        let sentence = {
+            let clip = clip("en-founded");
+            let loud = |x: &f32| x.abs() > 0.02;
+            let start = clip.iter().position(loud).unwrap();
+            let end = clip.iter().rposition(loud).unwrap() + 1;
+            clip[start..end].to_vec()
+        };
+        let mut audio = sentence.clone();
+        audio.extend(vec![0.0; 8_000]);
+        audio.extend(&sentence);
+        let (blocks, heard) = std::sync::mpsc::channel();
+        let speaker = std::thread::spawn(move || {
+            for block in audio.chunks(320) {
+                blocks.send(block.to_vec()).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let reports = Arc::new(std::sync::Mutex::new(Vec::<(String, f64)>::new()));
+        let noted = reports.clone();
+        let on_progress: ProgressSink = Box::new(move |progress| {
+            let note = match progress {
+                Progress::Segments(timed) => (format!("text {}", timed[0].text), 0.0),
+                Progress::Committed { start, end, .. } => ("committed".into(), end - start),
+                Progress::Tentative(text) => (format!("tentative {text}"), 0.0),
+                Progress::SpeechStarted { .. } => return,
+            };
+            noted.lock().unwrap().push(note);
+        });
+        let mut options = options("tiny.en");
+        options.vad = Some(true);
+        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
+        planned
+            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
+            .await
+            .unwrap();
+        speaker.join().unwrap();
+        let reports = reports.lock().unwrap().clone();
+        let log = log.lock().unwrap().clone();
+        let heard_samples = |call: &str| -> usize {
+            let n: usize = call.trim_start_matches("call").parse().unwrap();
+            log[n - 1].trim_start_matches("engine ").parse().unwrap()
+        };
+        let commits: Vec<f64> = reports
+            .iter()
+            .filter(|(r, _)| r == "committed")
+            .map(|(_, seconds)| *seconds)
+            .collect();
+        let settled: Vec<&str> = reports
+            .iter()
+            .filter_map(|(r, _)| r.strip_prefix("text "))
+            .collect();
+        assert_eq!(commits.len(), 1, "one chunk: {reports:?}");
+        assert_eq!(settled.len(), 1, "{reports:?}");
+        // The settled text is an engine call that heard the whole chunk, both sentences.
+        let whole = (commits[0] * 16_000.0).round() as usize;
+        assert_eq!(heard_samples(settled[0]), whole, "{reports:?} {log:?}");
+        // And the pause was heard ahead: a call heard the first sentence as it would have
+        // settled, then was not used.
+        let first_sentence = sentence.len();
+        assert!(
+            log.iter().any(|call| {
+                let samples: usize = call.trim_start_matches("engine ").parse().unwrap();
+                samples > first_sentence && samples < first_sentence + 8_000
+            }),
+            "{log:?}"
+        );
+    }
+
     /// `seconds` of faint sound without voice activity detection (chunks of at most 30 s) through
     /// `engine`: the transcript and the segments handed on, each hand-over noted in `log` as
     /// "segments".

@@ -432,11 +432,12 @@ impl Listener {
     fn hear_alone(&mut self, chunk: SpeechChunk) -> bool {
         let whole = std::iter::once(0..chunk.samples.len()).collect();
         let started = Instant::now();
-        let heard = match self.heard_ahead.take() {
-            Some((range, heard)) if range == chunk.range() => Ok(heard),
-            _ => self.call_engine(&chunk.samples, whole),
+        let (heard, ahead) = match self.heard_ahead.take() {
+            Some((range, heard)) if range == chunk.range() => (Ok(heard), true),
+            _ => (self.call_engine(&chunk.samples, whole), false),
         };
         tracing::debug!(
+            ahead,
             start = chunk.start as f64 / SAMPLE_RATE,
             seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
             took_ms = started.elapsed().as_millis() as u64,
