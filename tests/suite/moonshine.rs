@@ -315,7 +315,7 @@ async fn idle_models_leave_memory_and_come_back_on_the_next_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn moonshine_base_ships_in_ort_format_and_is_heard_right_once_folded() {
+async fn moonshine_base_ships_in_ort_format_and_is_heard_right_with_int8_weights() {
     let Some(models) = common::test_models_with_moonshine_base() else {
         return;
     };

@@ -31,23 +31,21 @@ pub struct Heard {
     pub stopped: bool,
 }
 
-/// An ORT-format model file with its dequantized weights folded (see [`super::fold`]): ONNX
-/// Runtime folds nothing in that format, and moonshine-base's decoder otherwise dequantizes
-/// every weight at every step.
-fn folded_ort(path: &Path) -> Result<Vec<u8>, EngineError> {
+/// An ORT-format model file as ONNX (see [`super::ort_format`]): ONNX Runtime optimises nothing
+/// in that format, and moonshine-base's weights would be dequantized again at every step.
+fn ort_as_onnx(path: &Path) -> Result<Vec<u8>, EngineError> {
     let load = |cause: String| EngineError::Load {
         path: path.to_path_buf(),
         cause,
     };
     let bytes = std::fs::read(path).map_err(|e| load(e.to_string()))?;
-    let folded = super::fold::fold_dequantized_weights(&bytes).map_err(|e| load(e.to_string()))?;
+    let converted = super::ort_format::onnx_from_ort(&bytes).map_err(|e| load(e.to_string()))?;
     tracing::debug!(
-        "{}: {} dequantized weights folded ({} transposed)",
+        "{}: read as ONNX, {} matrix products by int8 weights",
         path.display(),
-        folded.chains,
-        folded.transposes
+        converted.int8_matmuls
     );
-    Ok(folded.bytes)
+    Ok(converted.onnx)
 }
 
 fn failed(what: &str, err: impl std::fmt::Display) -> EngineError {
@@ -86,8 +84,8 @@ impl Model {
                 .with_inter_threads(1)
                 .map_err(|e| load(e.into()))?;
             if path.extension().is_some_and(|e| e == "ort") {
-                let folded = folded_ort(&path)?;
-                builder.commit_from_memory(&folded).map_err(load)
+                let onnx = ort_as_onnx(&path)?;
+                builder.commit_from_memory(&onnx).map_err(load)
             } else {
                 builder.commit_from_file(&path).map_err(load)
             }

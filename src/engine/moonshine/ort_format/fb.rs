@@ -1,14 +1,13 @@
-//! Minimal FlatBuffers access: a bounds-checked reader (tables, fields, strings, vectors) and the few
-//! in-place writes the rewrite needs (append at the end, repoint a field, compact a vector).
+//! Minimal FlatBuffers access: a bounds-checked reader of tables, fields, strings and vectors.
 //!
-//! Every read checks its position and length against the buffer and returns [`FoldError`] instead of
+//! Every read checks its position and length against the buffer and returns [`FormatError`] instead of
 //! panicking. Vector reads are charged to a budget proportional to the buffer size, so a damaged file
 //! whose tables share one huge vector cannot make a caller collect more elements than a real file has.
 
-use super::FoldError;
+use super::FormatError;
 use std::cell::Cell;
 
-pub type Result<T> = std::result::Result<T, FoldError>;
+pub type Result<T> = std::result::Result<T, FormatError>;
 
 /// A vector in the buffer: `pos` is the position of its u32 length word, elements start at `pos + 4`.
 #[derive(Clone, Copy, Debug)]
@@ -22,10 +21,6 @@ impl Vector {
     /// Position of element `i`.
     pub fn at(&self, i: usize) -> usize {
         self.pos + 4 + self.elem * i
-    }
-    /// Size in bytes of the elements.
-    pub fn byte_len(&self) -> usize {
-        self.len * self.elem
     }
 }
 
@@ -49,15 +44,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// What is left of the budget.
-    pub fn budget(&self) -> usize {
-        self.budget.get()
-    }
-
     pub fn bytes(&self, pos: usize, n: usize) -> Result<&'a [u8]> {
         pos.checked_add(n)
             .and_then(|end| self.buf.get(pos..end))
-            .ok_or(FoldError::OutOfBounds { at: pos })
+            .ok_or(FormatError::OutOfBounds { at: pos })
     }
 
     fn array<const N: usize>(&self, pos: usize) -> Result<[u8; N]> {
@@ -87,7 +77,7 @@ impl<'a> Reader<'a> {
         let target = pos
             .checked_add(self.u32(pos)? as usize)
             .filter(|&t| t < self.buf.len())
-            .ok_or(FoldError::OutOfBounds { at: pos })?;
+            .ok_or(FormatError::OutOfBounds { at: pos })?;
         Ok(target)
     }
 
@@ -96,7 +86,7 @@ impl<'a> Reader<'a> {
         let vt = (t as i64)
             .checked_sub(self.i32(t)? as i64)
             .filter(|&v| v >= 0)
-            .ok_or(FoldError::OutOfBounds { at: t })? as usize;
+            .ok_or(FormatError::OutOfBounds { at: t })? as usize;
         let vt_len = self.u16(vt)? as usize;
         let o = 4 + 2 * slot;
         if o + 2 > vt_len {
@@ -130,7 +120,7 @@ impl<'a> Reader<'a> {
         let len = self.u32(pos)? as usize;
         let bytes = len
             .checked_mul(elem)
-            .ok_or(FoldError::OutOfBounds { at: pos })?;
+            .ok_or(FormatError::OutOfBounds { at: pos })?;
         self.bytes(pos + 4, bytes)?;
         Ok(Some(Vector { pos, len, elem }))
     }
@@ -140,7 +130,7 @@ impl<'a> Reader<'a> {
             .budget
             .get()
             .checked_sub(n)
-            .ok_or(FoldError::Malformed("too many vector elements"))?;
+            .ok_or(FormatError::Malformed("too many vector elements"))?;
         self.budget.set(left);
         Ok(())
     }
@@ -196,113 +186,29 @@ impl<'a> Reader<'a> {
         self.field(t, slot)?
             .map_or(Ok(default), |p| self.bytes(p, 1).map(|b| b[0]))
     }
+    pub fn field_f32(&self, t: usize, slot: usize, default: f32) -> Result<f32> {
+        self.field(t, slot)?
+            .map_or(Ok(default), |p| self.u32(p).map(f32::from_bits))
+    }
+
+    /// A vector of f32 (empty when absent).
+    pub fn f32s(&self, t: usize, slot: usize) -> Result<Vec<f32>> {
+        let Some(v) = self.counted_vector(t, slot, 4)? else {
+            return Ok(Vec::new());
+        };
+        (0..v.len)
+            .map(|i| self.u32(v.at(i)).map(f32::from_bits))
+            .collect()
+    }
+
+    /// The bytes of a vector of `u8`, `i8` or any raw data (`None` when absent).
+    pub fn raw(&self, t: usize, slot: usize) -> Result<Option<&'a [u8]>> {
+        self.vector(t, slot, 1)?
+            .map(|v| self.bytes(v.pos + 4, v.len))
+            .transpose()
+    }
+
     pub fn field_i8(&self, t: usize, slot: usize, default: i8) -> Result<i8> {
         self.field(t, slot)?.map_or(Ok(default), |p| self.i8(p))
     }
-}
-
-fn slot_mut(buf: &mut [u8], pos: usize, n: usize) -> Result<&mut [u8]> {
-    pos.checked_add(n)
-        .and_then(|end| buf.get_mut(pos..end))
-        .ok_or(FoldError::OutOfBounds { at: pos })
-}
-
-pub fn put_u32(buf: &mut [u8], pos: usize, v: u32) -> Result<()> {
-    slot_mut(buf, pos, 4)?.copy_from_slice(&v.to_le_bytes());
-    Ok(())
-}
-pub fn put_i32(buf: &mut [u8], pos: usize, v: i32) -> Result<()> {
-    slot_mut(buf, pos, 4)?.copy_from_slice(&v.to_le_bytes());
-    Ok(())
-}
-pub fn put_i64(buf: &mut [u8], pos: usize, v: i64) -> Result<()> {
-    slot_mut(buf, pos, 8)?.copy_from_slice(&v.to_le_bytes());
-    Ok(())
-}
-
-/// Store at `field` a uoffset to `target`, which must lie after it (every uoffset points forward).
-pub fn point(buf: &mut [u8], field: usize, target: usize) -> Result<()> {
-    let rel = target
-        .checked_sub(field)
-        .filter(|&d| d > 0)
-        .and_then(|d| u32::try_from(d).ok())
-        .ok_or(FoldError::TooLarge)?;
-    put_u32(buf, field, rel)
-}
-
-/// Zero-pad until `buf.len() + extra` is a multiple of `align`.
-fn pad(buf: &mut Vec<u8>, align: usize, extra: usize) {
-    while !(buf.len() + extra).is_multiple_of(align) {
-        buf.push(0);
-    }
-}
-
-fn len_word(n: usize) -> Result<[u8; 4]> {
-    u32::try_from(n)
-        .map(u32::to_le_bytes)
-        .map_err(|_| FoldError::TooLarge)
-}
-
-/// Append a string (4-aligned, length word, bytes, NUL); returns its position.
-pub fn append_string(buf: &mut Vec<u8>, s: &[u8]) -> Result<usize> {
-    pad(buf, 4, 0);
-    let p = buf.len();
-    buf.extend_from_slice(&len_word(s.len())?);
-    buf.extend_from_slice(s);
-    buf.push(0);
-    Ok(p)
-}
-
-/// Append a vector of `count` elements of `elem` bytes whose data starts `align`-aligned; `fill` must
-/// push exactly that much data. Returns the position of the length word.
-pub fn append_vector(
-    buf: &mut Vec<u8>,
-    count: usize,
-    elem: usize,
-    align: usize,
-    fill: impl FnOnce(&mut Vec<u8>) -> Result<()>,
-) -> Result<usize> {
-    let n = count.checked_mul(elem).ok_or(FoldError::TooLarge)?;
-    pad(buf, align, 4);
-    let p = buf.len();
-    buf.extend_from_slice(&len_word(count)?);
-    fill(buf)?;
-    if buf.len() != p + 4 + n {
-        return Err(FoldError::Malformed("vector data of unexpected size"));
-    }
-    Ok(p)
-}
-
-/// Append a `[long]` vector (data 8-aligned); returns its position.
-pub fn append_i64s(buf: &mut Vec<u8>, vals: &[i64]) -> Result<usize> {
-    append_vector(buf, vals.len(), 8, 8, |b| {
-        vals.iter()
-            .for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
-        Ok(())
-    })
-}
-
-/// Compact a vector of table offsets in place, keeping the elements at `keep` (ascending indices).
-/// Entries past the new length are left as they were.
-pub fn compact_tables(buf: &mut [u8], v: Vector, keep: &[usize]) -> Result<()> {
-    let r = Reader::new(buf);
-    let targets = keep
-        .iter()
-        .map(|&i| r.deref(v.at(i)))
-        .collect::<Result<Vec<_>>>()?;
-    for (j, t) in targets.into_iter().enumerate() {
-        point(buf, v.at(j), t)?;
-    }
-    put_u32(buf, v.pos, keep.len() as u32)
-}
-
-/// Compact a vector of structs in place, keeping the elements at `keep` (ascending indices).
-pub fn compact_structs(buf: &mut [u8], v: Vector, keep: &[usize]) -> Result<()> {
-    for (j, &i) in keep.iter().enumerate() {
-        let (src, dst) = (v.at(i), v.at(j));
-        slot_mut(buf, src, v.elem)?;
-        slot_mut(buf, dst, v.elem)?;
-        buf.copy_within(src..src + v.elem, dst);
-    }
-    put_u32(buf, v.pos, keep.len() as u32)
 }
