@@ -82,6 +82,13 @@ impl Model {
                 .with_intra_threads(threads.max(1))
                 .map_err(|e| load(e.into()))?
                 .with_inter_threads(1)
+                .map_err(|e| load(e.into()))?
+                // One clip at a time, one token a decoder step: with these sizes fixed, ONNX
+                // Runtime computes most of the graph's shape arithmetic once at load (a third of
+                // a decoder step's operations).
+                .with_dimension_override("batch_size", 1)
+                .map_err(|e| load(e.into()))?
+                .with_dimension_override("decoder_sequence_length", 1)
                 .map_err(|e| load(e.into()))?;
             if path.extension().is_some_and(|e| e == "ort") {
                 let onnx = ort_as_onnx(&path)?;
