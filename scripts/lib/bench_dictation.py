@@ -217,6 +217,7 @@ def dictate(server, speech, events, server_pid):
     ours = [(when, kind, data) for when, kind, data in list(events) if data.get("id") == session]
     # For each stretch of speech, how long after its voice began the first text of any kind came.
     text_after_speech = []
+    stretch_starts = []
     for when, kind, data in ours:
         if kind != SPEECH_STARTED:
             continue
@@ -224,6 +225,7 @@ def dictate(server, speech, events, server_pid):
         texts = [w for w, k, _ in ours if k in (TENTATIVE, DELTA) and w > when]
         if texts:
             text_after_speech.append(texts[0] - voice)
+            stretch_starts.append(data["audio_start_ms"] / 1000)
     tentatives = sum(1 for _, kind, _ in ours if kind == TENTATIVE)
     # For each pause the speech holds, how long after it began the next text was committed.
     commit_delays = []
@@ -239,6 +241,9 @@ def dictate(server, speech, events, server_pid):
         "client_stop_to_text_ms": round((done_at - stop_sent) * 1000),
         "first_text_s": round(first_text, 2) if first_text is not None else None,
         "text_after_speech_s": [round(d, 2) for d in text_after_speech],
+        # Where in the speech each of those stretches began (seconds), to find a slow one in
+        # the server's log.
+        "stretch_starts_s": [round(t, 2) for t in stretch_starts],
         "tentatives_per_minute": round(tentatives * 60 / spoke, 1),
         "commit_delays_s": [round(d, 2) for d in commit_delays],
         "cpu_share": round(cpu_busy / (spoke * os.cpu_count()), 3),
