@@ -643,8 +643,8 @@ pub(crate) mod testing {
     }
 
     /// An engine that hears two chunks at once, one per call: the first call, when told of
-    /// another beside it, waits (2 s at most) until another chunk is heard, so that only calls side by side hear the second chunk
-    /// first. Notes each call in `log` as it ends ("<text>: <chunks> chunk, <calls_at_once> at
+    /// another beside it, waits (30 s at most) until another chunk is heard, so that only
+    /// calls side by side hear the second chunk first. Notes each call in `log` as it ends ("<text>: <chunks> chunk, <calls_at_once> at
     /// once") and hears one segment covering the chunk, named after the second it starts at
     /// (`s<second>`, read from the faint staircase of [`staircase`]). With `fails`, the chunks
     /// from 40 s on fail.
@@ -676,7 +676,9 @@ pub(crate) mod testing {
         fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
             use std::sync::atomic::Ordering::SeqCst;
             if self.calls.fetch_add(1, SeqCst) == 0 && r.calls_at_once > 1 {
-                let until = Instant::now() + Duration::from_secs(2);
+                // Long enough for a loaded machine; a path that never hears a second chunk
+                // meanwhile still ends, and fails the tests' order checks.
+                let until = Instant::now() + Duration::from_secs(30);
                 while self.heard.load(SeqCst) == 0 && Instant::now() < until {
                     std::thread::sleep(Duration::from_millis(1));
                 }
