@@ -644,10 +644,10 @@ pub(crate) mod testing {
 
     /// An engine that hears two chunks at once, one per call: the first call, when told of
     /// another beside it, waits (30 s at most) until another chunk is heard, so that only
-    /// calls side by side hear the second chunk first. Notes each call in `log` as it ends ("<text>: <chunks> chunk, <calls_at_once> at
-    /// once") and hears one segment covering the chunk, named after the second it starts at
-    /// (`s<second>`, read from the faint staircase of [`staircase`]). With `fails`, the chunks
-    /// from 40 s on fail.
+    /// calls side by side hear the second chunk first. Notes each call in `log` as it ends
+    /// ("<text>: <chunks> chunk, <calls_at_once> at once") and hears one segment covering the
+    /// chunk, named after the second it starts at (`s<second>`, read from the faint staircase
+    /// of [`staircase`]). With `fails`, the chunks from 40 s on fail.
     #[derive(Default)]
     pub struct Beside {
         pub log: Arc<Mutex<Vec<String>>>,

@@ -2,8 +2,9 @@
 //! English only, no prompt, no timestamps. Each chunk of speech the request brings (at most
 //! 30 s, cut at pauses) is decoded greedily on its own and becomes one segment with the chunk's
 //! times; the loop guard checks every chunk and cuts a loop that gets through. `catalog` pins
-//! the models' package files, `install` fetches and unpacks them, `runtime` opens ONNX Runtime, `ort_format` turns an `.ort` file into
-//! ONNX, `model` decodes, `tokenizer` reads the token texts.
+//! the models' package files, `install` fetches and unpacks them, `runtime` opens ONNX
+//! Runtime, `ort_format` turns an `.ort` file into ONNX, `model` decodes, `tokenizer` reads
+//! the token texts.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -17,6 +17,7 @@ enum F {
     Strs(Vec<String>),
     Bytes(Vec<u8>),
     I64s(Vec<i64>),
+    F32s(Vec<f32>),
 }
 
 struct T(Vec<(usize, F)>);
@@ -127,6 +128,12 @@ fn write_child(b: &mut Vec<u8>, f: &F) -> usize {
             b,
             v.len(),
             8,
+            &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
+        ),
+        F::F32s(v) => raw(
+            b,
+            v.len(),
+            4,
             &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
         ),
         _ => unreachable!("scalars are inline"),
@@ -293,7 +300,7 @@ fn model(o: &Opts) -> Vec<u8> {
 #[derive(Debug, Clone, Copy)]
 enum Wire<'a> {
     Varint(u64),
-    Fixed32,
+    Fixed32(u32),
     Bytes(&'a [u8]),
 }
 
@@ -317,8 +324,9 @@ fn fields(mut b: &[u8]) -> Vec<(u32, Wire<'_>)> {
         let value = match key & 7 {
             0 => Wire::Varint(varint(&mut b)),
             5 => {
+                let v = u32::from_le_bytes(b[..4].try_into().unwrap());
                 b = &b[4..];
-                Wire::Fixed32
+                Wire::Fixed32(v)
             }
             2 => {
                 let n = varint(&mut b) as usize;
@@ -531,6 +539,90 @@ fn only_a_transpose_of_rows_and_columns_is_rewritten() {
     assert_eq!(converted.int8_matmuls, 1);
     let (_, branches) = graphs(&converted.onnx);
     assert!(branches.iter().all(|b| b[1].0 == "MatMul"), "{branches:?}");
+}
+
+#[test]
+fn attributes_of_every_kind_are_written_back() {
+    let attr = |name: &str, kind: i32, slot: usize, value: F| {
+        T(vec![(0, s(name)), (2, F::I32(kind)), (slot, value)])
+    };
+    let attributes = vec![
+        attr("f", ATTR_TYPE_FLOAT, ATTR_F, F::U32(0.5f32.to_bits())),
+        attr("i", ATTR_TYPE_INT, ATTR_I, F::I64(-3)),
+        attr("s", ATTR_TYPE_STRING, ATTR_S, s("abc")),
+        attr(
+            "t",
+            ATTR_TYPE_TENSOR,
+            ATTR_T,
+            F::Table(tensor("t0", FLOAT, &[2], f32s(&[1.0, -2.0]))),
+        ),
+        attr(
+            "fs",
+            ATTR_TYPE_FLOATS,
+            ATTR_FLOATS,
+            F::F32s(vec![1.5, -0.25]),
+        ),
+        attr("is", ATTR_TYPE_INTS, ATTR_INTS, F::I64s(vec![7, -1])),
+        attr("ss", ATTR_TYPE_STRINGS, ATTR_STRINGS, strs(&["x", "yz"])),
+    ];
+    let graph = T(vec![
+        (
+            2,
+            F::Tables(vec![node(0, "Custom", &["a"], &["b"], attributes)]),
+        ),
+        (5, strs(&["a"])),
+        (6, strs(&["b"])),
+    ]);
+    let model = build(&T(vec![(1, F::Table(T(vec![(7, F::Table(graph))])))]));
+    let onnx = onnx_from_ort(&model).unwrap().onnx;
+    let node = one(one(&onnx, 7), 1);
+    assert_eq!(node_view(node).0, "Custom");
+    // AttributeProto: name 1, f 2, i 3, s 4, t 5, floats 7, ints 8, strings 9, type 20.
+    let attributes: Vec<Vec<(u32, Wire)>> = all(node, 5).into_iter().map(fields).collect();
+    let kinds: Vec<u64> = attributes
+        .iter()
+        .map(|a| match a.last() {
+            Some((20, Wire::Varint(kind))) => *kind,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(kinds, [1, 2, 3, 4, 6, 7, 8]);
+    let bytes = |a: &[(u32, Wire)], field: u32| -> Vec<u8> {
+        a.iter()
+            .find_map(|(f, v)| match v {
+                Wire::Bytes(b) if *f == field => Some(b.to_vec()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("field {field}: {a:?}"))
+    };
+    assert!(matches!(attributes[0][1], (2, Wire::Fixed32(bits)) if f32::from_bits(bits) == 0.5));
+    assert!(matches!(attributes[1][1], (3, Wire::Varint(v)) if v as i64 == -3));
+    assert_eq!(bytes(&attributes[2], 4), b"abc");
+    let t = tensor_view(&bytes(&attributes[3], 5));
+    assert_eq!((t.0.as_str(), t.1, t.2), ("t0", FLOAT as u64, vec![2]));
+    assert_eq!(t.3, f32s(&[1.0, -2.0]));
+    let floats: Vec<f32> = bytes(&attributes[4], 7)
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    assert_eq!(floats, [1.5, -0.25]);
+    let mut ints = Vec::new();
+    let packed = bytes(&attributes[5], 8);
+    let mut rest = packed.as_slice();
+    while !rest.is_empty() {
+        let (v, used) = leb128(rest);
+        ints.push(v as i64);
+        rest = &rest[used..];
+    }
+    assert_eq!(ints, [7, -1]);
+    let strings: Vec<String> = attributes[6]
+        .iter()
+        .filter_map(|(f, v)| match v {
+            Wire::Bytes(b) if *f == 9 => Some(text(b)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(strings, ["x", "yz"]);
 }
 
 #[test]
