@@ -170,6 +170,7 @@ fn engine_request(samples: &[f32]) -> EngineRequest<'_> {
         words: false,
         cancel: verbatim::cancel::Cancel::new(),
         calls_at_once: 1,
+        provisional: false,
     }
 }
 

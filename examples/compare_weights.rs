@@ -128,6 +128,7 @@ fn main() {
                 words: false,
                 cancel: Cancel::new(),
                 calls_at_once: 1,
+                provisional: false,
             }
         })
         .collect();

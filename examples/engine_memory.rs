@@ -74,6 +74,7 @@ fn measure(model: &str) {
         words: false,
         cancel: Cancel::new(),
         calls_at_once: 1,
+        provisional: false,
     };
     let heard = loaded
         .engine()

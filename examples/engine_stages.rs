@@ -95,6 +95,7 @@ fn main() {
             words: false,
             cancel: Cancel::new(),
             calls_at_once: 1,
+            provisional: false,
         };
         let started = Instant::now();
         let heard = engine.transcribe(&model, &request).expect("transcribed");

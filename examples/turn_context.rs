@@ -175,6 +175,7 @@ fn hear(
                 words,
                 cancel: Cancel::new(),
                 calls_at_once: 1,
+                provisional: false,
             },
         )
         .expect("the engine hears the audio")

@@ -198,6 +198,7 @@ fn hear(contender: &Contender, options: &Options, sample: &Sample) -> (String, f
         words: false,
         cancel: Cancel::new(),
         calls_at_once: 1,
+        provisional: false,
     };
     let text = if request.chunks.is_empty() {
         String::new()

@@ -55,6 +55,7 @@ fn hear(engine: &WhisperEngine, way: &Way, model: &str, clip: &Clip) -> (EngineO
         words: way.words,
         cancel: Cancel::new(),
         calls_at_once: 1,
+        provisional: false,
     };
     let started = Instant::now();
     let output = engine

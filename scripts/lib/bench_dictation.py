@@ -222,7 +222,8 @@ def dictate(server, speech, events, server_pid):
         if kind != SPEECH_STARTED:
             continue
         voice = play_start + data["audio_start_ms"] / 1000 + SPEECH_PADDING
-        texts = [w for w, k, _ in ours if k in (TENTATIVE, DELTA) and w > when]
+        texts = [w for w, k, d in ours
+                 if k in (TENTATIVE, DELTA) and w > when and (d.get("text") or d.get("delta"))]
         if texts:
             text_after_speech.append(texts[0] - voice)
             stretch_starts.append(data["audio_start_ms"] / 1000)

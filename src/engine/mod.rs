@@ -61,6 +61,10 @@ pub struct EngineRequest<'a> {
     /// for a file's chunks heard side by side ([`Engine::chunks_at_once`]); the engine gives
     /// each its share of its threads.
     pub calls_at_once: usize,
+    /// A provisional pass over live audio still being spoken, whose text the next pass or the
+    /// commit replaces: an engine skips its costlier second attempts (whisper's wider window and
+    /// temperature fallback) and cuts a loop out instead, so that tentative text stays quick.
+    pub provisional: bool,
 }
 
 /// A timed stretch of text (seconds from the start of the audio the engine was given).

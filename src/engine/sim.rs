@@ -230,6 +230,7 @@ mod tests {
             words,
             cancel: Cancel::new(),
             calls_at_once: 1,
+            provisional: false,
         };
         engine.transcribe("tiny.en", &request).unwrap()
     }

@@ -627,7 +627,8 @@ pub(crate) mod testing {
         }
         fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
             let mut log = self.log.lock().unwrap();
-            log.push(format!("engine {}", r.samples.len()));
+            let provisional = if r.provisional { " provisional" } else { "" };
+            log.push(format!("engine {}{provisional}", r.samples.len()));
             let text = format!("call{}", log.len());
             Ok(EngineOutput {
                 text: text.clone(),
@@ -1158,6 +1159,21 @@ mod tests {
             .filter_map(|r| r.strip_prefix("text "))
             .collect();
         assert_eq!(transcript.raw_text, settled.join(" "));
+        // The engine is told which passes are provisional (it skips second attempts on
+        // those): not the settled ones, nor the one heard ahead whose text was settled.
+        let log = log.lock().unwrap().clone();
+        let provisional = |call: &str| {
+            let n: usize = call.trim_start_matches("call").parse().unwrap();
+            log[n - 1].ends_with(" provisional")
+        };
+        assert!(settled.iter().all(|call| !provisional(call)), "{log:?}");
+        let tentative: Vec<&str> = reports
+            .iter()
+            .filter_map(|r| r.strip_prefix("tentative "))
+            .filter(|call| !settled.contains(call))
+            .collect();
+        assert!(!tentative.is_empty(), "{reports:?}");
+        assert!(tentative.iter().all(|call| provisional(call)), "{log:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1209,7 +1225,8 @@ mod tests {
         let log = log.lock().unwrap().clone();
         let heard_samples = |call: &str| -> usize {
             let n: usize = call.trim_start_matches("call").parse().unwrap();
-            log[n - 1].trim_start_matches("engine ").parse().unwrap()
+            let call = log[n - 1].trim_start_matches("engine ");
+            call.split(' ').next().unwrap().parse().unwrap()
         };
         let commits: Vec<f64> = reports
             .iter()
@@ -1230,7 +1247,12 @@ mod tests {
         let first_sentence = sentence.len();
         assert!(
             log.iter().any(|call| {
-                let samples: usize = call.trim_start_matches("engine ").parse().unwrap();
+                let samples = call
+                    .trim_start_matches("engine ")
+                    .split(' ')
+                    .next()
+                    .unwrap();
+                let samples: usize = samples.parse().unwrap();
                 samples > first_sentence && samples < first_sentence + 8_000
             }),
             "{log:?}"

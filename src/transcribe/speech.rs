@@ -287,7 +287,7 @@ impl Listener {
             return;
         };
         let stop = stop.clone();
-        self.hear_open_chunk(&chunk, &stop, "provisionally");
+        self.hear_open_chunk(&chunk, &stop, OpenPass::Provisional);
     }
 
     /// Live audio, in a pause: hears the open chunk as it settles unless more speech comes, once
@@ -313,7 +313,7 @@ impl Listener {
             return;
         };
         let cancel = self.call.cancel.clone();
-        let (heard, took) = self.hear_open_chunk(&chunk, &cancel, "ahead");
+        let (heard, took) = self.hear_open_chunk(&chunk, &cancel, OpenPass::Ahead);
         self.engine += took;
         self.heard_ahead = heard.map(|heard| (range, heard));
     }
@@ -325,17 +325,18 @@ impl Listener {
         &mut self,
         chunk: &SpeechChunk,
         cancel: &Cancel,
-        how: &'static str,
+        pass: OpenPass,
     ) -> (Option<EngineOutput>, Duration) {
         let started = Instant::now();
         let whole = std::iter::once(0..chunk.samples.len()).collect();
-        let heard = self.engine_call(&chunk.samples, whole, cancel);
+        let provisional = matches!(pass, OpenPass::Provisional);
+        let heard = self.engine_call(&chunk.samples, whole, cancel, provisional);
         let took = started.elapsed();
         self.next_provisional = started + PROVISIONAL_EVERY.max(took * PROVISIONAL_SPACING);
         tracing::debug!(
             seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
             took_ms = took.as_millis() as u64,
-            how,
+            how = pass.name(),
             "open chunk heard"
         );
         let Ok(heard) = heard else {
@@ -504,7 +505,7 @@ impl Listener {
             let settings = CallSettings {
                 engine: self.call.engine.clone(),
                 model: self.call.model.id,
-                request: self.request(&[], Vec::new(), &self.call.cancel),
+                request: self.request(&[], Vec::new(), &self.call.cancel, false),
             };
             SideBySide::new(settings, at_once)
         });
@@ -645,20 +646,21 @@ impl Listener {
             None => None,
         };
         let started = Instant::now();
-        let output = self.engine_call(samples, chunks, &self.call.cancel);
+        let output = self.engine_call(samples, chunks, &self.call.cancel, false);
         self.engine += started.elapsed();
         output
     }
 
     /// The engine call on `chunks` of `samples`, with the request's settings, stopped early
-    /// by `cancel`.
+    /// by `cancel`; `provisional`: for tentative text ([`EngineRequest::provisional`]).
     fn engine_call(
         &self,
         samples: &[f32],
         chunks: Vec<Range<usize>>,
         cancel: &Cancel,
+        provisional: bool,
     ) -> Result<EngineOutput, EngineError> {
-        let request = self.request(samples, chunks, cancel);
+        let request = self.request(samples, chunks, cancel, provisional);
         self.call.engine.transcribe(self.call.model.id, &request)
     }
 
@@ -668,6 +670,7 @@ impl Listener {
         samples: &'a [f32],
         chunks: Vec<Range<usize>>,
         cancel: &Cancel,
+        provisional: bool,
     ) -> EngineRequest<'a> {
         EngineRequest {
             samples,
@@ -679,6 +682,7 @@ impl Listener {
             words: self.call.words,
             cancel: cancel.clone(),
             calls_at_once: 1,
+            provisional,
         }
     }
 
@@ -693,6 +697,26 @@ impl Listener {
         EngineOutput {
             language,
             ..EngineOutput::default()
+        }
+    }
+}
+
+/// Why the open chunk of live audio is heard before it settles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OpenPass {
+    /// For tentative text while someone speaks: the next pass replaces it, so the engine keeps
+    /// it quick (no second attempts).
+    Provisional,
+    /// In a pause, for the text its commit gives when it settles on these samples: heard as a
+    /// committed chunk is.
+    Ahead,
+}
+
+impl OpenPass {
+    fn name(self) -> &'static str {
+        match self {
+            OpenPass::Provisional => "provisionally",
+            OpenPass::Ahead => "ahead",
         }
     }
 }

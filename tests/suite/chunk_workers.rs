@@ -90,6 +90,7 @@ fn a_cancelled_request_stops_every_worker() {
         words: false,
         cancel,
         calls_at_once: 1,
+        provisional: false,
     };
     let result = engine.transcribe("tiny.en", &request);
     assert!(matches!(result, Err(EngineError::Cancelled)), "{result:?}");

@@ -2,7 +2,8 @@
 //! its retries, the full window with voice activity detection off, timed words, translation on
 //! the multilingual model) no clip of the corpus comes back with a repeated pattern or a text
 //! that compresses over 2.4; a real recording that makes tiny.en loop through a 5 s window is
-//! heard again through a wider one and reads right, and without retries its loop is cut out.
+//! heard again through a wider one and reads right, and without retries (or in a provisional
+//! pass of live audio) its loop is cut out.
 //! Skipped without VERBATIM_TEST_MODELS.
 
 #![cfg(feature = "whisper")]
@@ -14,7 +15,7 @@ use common::{test_models, test_models_with_base};
 use verbatim::engine::guard::{self, MAX_COMPRESSION_RATIO};
 use verbatim::engine::whisper::{Recovery, WhisperEngine};
 use verbatim::engine::words::compression_ratio;
-use verbatim::engine::{EngineOutput, Task};
+use verbatim::engine::{Engine, EngineOutput, EngineRequest, Task};
 use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::{Clip, Corpus, word_errors};
 
@@ -92,7 +93,7 @@ fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
     assert_eq!(errors, 0, "{}", output.text);
 
     // With no retry at all, the loop is cut out where it starts.
-    let cutting = WhisperEngine::new(models, common::ENGINE_THREADS)
+    let cutting = WhisperEngine::new(models.clone(), common::ENGINE_THREADS)
         .with_recovery(Recovery::parse("none").unwrap());
     let output = hear_clip(&cutting, "tiny.en", clip, true, Task::Transcribe, false);
     assert_eq!(cutting.retries().cut, 1, "{:?}", cutting.retries());
@@ -102,6 +103,18 @@ fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
         "{}",
         output.text
     );
+
+    // A provisional pass (live text the next pass replaces) is not heard again either: the
+    // engine with its usual retries cuts the loop, in one pass.
+    let live = WhisperEngine::new(models, common::ENGINE_THREADS);
+    let request = EngineRequest {
+        provisional: true,
+        ..common::engine::request(&clip.samples, true, "en", Task::Transcribe, false)
+    };
+    let output = live.transcribe("tiny.en", &request).unwrap();
+    let retries = live.retries();
+    assert_eq!((retries.passes, retries.cut), (0, 1), "{retries:?}");
+    check_no_loop(&output, "provisional");
 }
 
 #[test]

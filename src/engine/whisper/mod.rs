@@ -270,7 +270,13 @@ impl Engine for WhisperEngine {
             } else {
                 EncoderWindow::Full
             },
-            recovery: self.recovery.clone(),
+            // A provisional pass is replaced by the next one: a rejected text is cut, not heard
+            // again through a wider window (which made some passes on 12 s chunks take 2 s).
+            recovery: if request.provisional {
+                Recovery::none()
+            } else {
+                self.recovery.clone()
+            },
             first_timestamp: decoders.context.token_beg(),
             reading: tokens::Reading {
                 first_special: decoders.context.token_eot(),

@@ -53,6 +53,14 @@ pub struct Attempt {
 const WIDER_BY_FRAMES: usize = 250;
 
 impl Recovery {
+    /// No second attempt: a rejected text is cut (or given as it is when it does not loop).
+    pub fn none() -> Recovery {
+        Recovery {
+            fitted: Vec::new(),
+            full: Vec::new(),
+        }
+    }
+
     /// Parses a comma-separated list of `temperature`, `wider` and `full` (`none` for no retry),
     /// the order for every chunk.
     pub fn parse(text: &str) -> Result<Recovery, String> {

@@ -16,7 +16,19 @@ pub fn hear(
     task: Task,
     words: bool,
 ) -> EngineOutput {
-    let request = EngineRequest {
+    let request = request(samples, vad, language, task, words);
+    engine.transcribe(model, &request).expect("transcribed")
+}
+
+/// The request [`hear`] makes.
+pub fn request<'a>(
+    samples: &'a [f32],
+    vad: bool,
+    language: &str,
+    task: Task,
+    words: bool,
+) -> EngineRequest<'a> {
+    EngineRequest {
         samples,
         chunks: vad::chunks_to_hear(samples, vad),
         trimmed_to_speech: vad,
@@ -26,6 +38,6 @@ pub fn hear(
         words,
         cancel: Cancel::new(),
         calls_at_once: 1,
-    };
-    engine.transcribe(model, &request).expect("transcribed")
+        provisional: false,
+    }
 }
