@@ -271,7 +271,7 @@ impl Engine for WhisperEngine {
                 EncoderWindow::Full
             },
             // A provisional pass is replaced by the next one: a rejected text is cut, not heard
-            // again through a wider window (which made some passes on 12 s chunks take 2 s).
+            // again through a wider window (which made passes on 10-12 s chunks take 1.5 s).
             recovery: if request.provisional {
                 Recovery::none()
             } else {
