@@ -215,7 +215,8 @@ def dictate(server, speech, events, server_pid):
               if kind == DELTA and data.get("id") == session]
     first_text = deltas[0][0] - play_start if deltas else None
     ours = [(when, kind, data) for when, kind, data in list(events) if data.get("id") == session]
-    # For each stretch of speech, how long after its voice began the first text of any kind came.
+    # For each stretch of speech, how long after its voice began the first text of any kind
+    # (tentative or committed, with words in it) came.
     text_after_speech = []
     stretch_starts = []
     for when, kind, data in ours:

@@ -612,10 +612,18 @@ pub(crate) mod testing {
         }
     }
 
-    /// An engine that notes each call in `log` ("engine <samples>") and hears one segment
-    /// covering each chunk, named after the call.
+    /// An engine that notes each call in `log` ("engine <samples>", with " provisional" for a
+    /// provisional pass) and hears one segment covering each chunk, named after the call.
     pub struct Recorder {
         pub log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Recorder {
+        /// The samples a call noted in the log heard.
+        pub fn samples_in(noted: &str) -> usize {
+            let noted = noted.trim_start_matches("engine ");
+            noted.split(' ').next().unwrap().parse().unwrap()
+        }
     }
 
     impl Engine for Recorder {
@@ -1225,8 +1233,7 @@ mod tests {
         let log = log.lock().unwrap().clone();
         let heard_samples = |call: &str| -> usize {
             let n: usize = call.trim_start_matches("call").parse().unwrap();
-            let call = log[n - 1].trim_start_matches("engine ");
-            call.split(' ').next().unwrap().parse().unwrap()
+            Recorder::samples_in(&log[n - 1])
         };
         let commits: Vec<f64> = reports
             .iter()
@@ -1247,12 +1254,7 @@ mod tests {
         let first_sentence = sentence.len();
         assert!(
             log.iter().any(|call| {
-                let samples = call
-                    .trim_start_matches("engine ")
-                    .split(' ')
-                    .next()
-                    .unwrap();
-                let samples: usize = samples.parse().unwrap();
+                let samples = Recorder::samples_in(call);
                 samples > first_sentence && samples < first_sentence + 8_000
             }),
             "{log:?}"
