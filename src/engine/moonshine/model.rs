@@ -4,14 +4,18 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use ort::session::{Session, SessionInputValue};
+use ort::session::{RunOptions, Session, SessionInputValue};
 use ort::value::{DynValue, Tensor};
 
 use super::catalog::MoonshineModel;
+use super::ort_format::ROTARY_POSITIONS;
 use super::tokenizer::{END, START, Tokenizer};
 use crate::cancel::Cancel;
 use crate::engine::EngineError;
 use crate::engine::guard;
+
+/// Samples per encoder frame (Moonshine's three convolutions stride 64, 3 and 2).
+const ENCODER_STRIDE: usize = 384;
 
 /// A loaded model.
 pub struct Model {
@@ -19,6 +23,10 @@ pub struct Model {
     decoder: Session,
     pub tokenizer: Tokenizer,
     shape: &'static MoonshineModel,
+    /// Runs that give the arena's free memory back when they end: every encoder run, and the
+    /// first decoder step of a chunk (what the last chunk's decode grew goes then).
+    shrink: RunOptions,
+    plain: RunOptions,
 }
 
 /// What the decoder heard in a chunk: text tokens (no start or end) and their mean
@@ -41,9 +49,12 @@ fn ort_as_onnx(path: &Path) -> Result<Vec<u8>, EngineError> {
     let bytes = std::fs::read(path).map_err(|e| load(e.to_string()))?;
     let converted = super::ort_format::onnx_from_ort(&bytes).map_err(|e| load(e.to_string()))?;
     tracing::debug!(
-        "{}: read as ONNX, {} matrix products by int8 weights",
+        "{}: read as ONNX, {} matrix products by int8 weights, {} norms and {} rotary embeddings \
+         fused",
         path.display(),
-        converted.int8_matmuls
+        converted.int8_matmuls,
+        converted.fused.layer_norms,
+        converted.fused.rotary_embeddings
     );
     Ok(converted.onnx)
 }
@@ -68,9 +79,11 @@ impl Model {
             };
             let mut builder = Session::builder(environment)
                 .map_err(load)?
-                // Without the arena, memory a long chunk took goes back after the request.
+                // With the arena, the encoder's attention over a long chunk reuses its buffers
+                // (without it, each layer's were mapped and zeroed anew: a 28 s chunk took 1.0 s
+                // instead of 0.65 s); [`Model::shrink`] hands what a run took back after it.
                 .with_execution_providers([ort::ep::CPU::default()
-                    .with_arena_allocator(false)
+                    .with_arena_allocator(true)
                     .build()])
                 .map_err(|e| load(e.into()))?
                 .with_memory_pattern(false)
@@ -102,11 +115,17 @@ impl Model {
             path: tokenizer_path,
             cause: err.to_string(),
         })?;
+        let mut shrink = RunOptions::new().map_err(|e| failed("run options", e))?;
+        shrink
+            .set("memory.enable_memory_arena_shrinkage", "cpu:0")
+            .map_err(|e| failed("run options", e))?;
         Ok(Model {
             encoder: session(shape.encoder().name)?,
             decoder: session(shape.decoder().name)?,
             tokenizer,
             shape,
+            shrink,
+            plain: RunOptions::new().map_err(|e| failed("run options", e))?,
         })
     }
 
@@ -120,6 +139,18 @@ impl Model {
         speech: bool,
         cancel: &Cancel,
     ) -> Result<Heard, EngineError> {
+        // The fused rotary embeddings read positions from tables of ROTARY_POSITIONS rows: the
+        // encoder gives a frame per 384 samples, the decoder a position per token.
+        let longest = (samples.len() / ENCODER_STRIDE + 1).max(max_tokens + 2);
+        if longest >= ROTARY_POSITIONS {
+            return Err(failed(
+                "input",
+                format!(
+                    "{:.1} s in one chunk is more than the model's position tables hold",
+                    samples.len() as f64 / 16_000.0
+                ),
+            ));
+        }
         let started = std::time::Instant::now();
         let encoded = self.encode(samples)?;
         let encoded_at = started.elapsed();
@@ -159,7 +190,11 @@ impl Model {
                 past.iter()
                     .map(|(name, value)| (Cow::from(name.as_str()), value.into())),
             );
-            let mut outputs = self.decoder.run(inputs).map_err(|e| failed("decoder", e))?;
+            let options = if step == 0 { &self.shrink } else { &self.plain };
+            let mut outputs = self
+                .decoder
+                .run_with_options(inputs, options)
+                .map_err(|e| failed("decoder", e))?;
             let (_, logits) = outputs["logits"]
                 .try_extract_tensor::<f32>()
                 .map_err(|e| failed("logits", e))?;
@@ -215,7 +250,10 @@ impl Model {
             .map_err(|e| failed("input", e))?;
         let mut outputs = self
             .encoder
-            .run(vec![("input_values", SessionInputValue::from(input))])
+            .run_with_options(
+                vec![("input_values", SessionInputValue::from(input))],
+                &self.shrink,
+            )
             .map_err(|e| failed("encoder", e))?;
         outputs
             .remove("last_hidden_state")

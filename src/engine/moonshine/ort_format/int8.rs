@@ -270,16 +270,3 @@ fn rewrite_graph<'a>(
     });
     count
 }
-
-/// Every name `g` and its subgraphs read: node inputs and graph outputs.
-fn collect_uses<'a>(g: &Graph<'a>, used: &mut HashSet<Name<'a>>) {
-    for n in &g.nodes {
-        used.extend(n.inputs.iter().cloned());
-        for a in &n.attributes {
-            if let Value::Graph(sub) = &a.value {
-                collect_uses(sub, used);
-            }
-        }
-    }
-    used.extend(g.outputs.iter().map(|o| o.name.clone()));
-}

@@ -3,6 +3,7 @@
 //! borrow from the file; what a rewrite adds is owned.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 /// A value, node or attribute name.
 pub type Name<'a> = Cow<'a, [u8]>;
@@ -83,4 +84,17 @@ pub enum Dim<'a> {
     Value(i64),
     Param(Name<'a>),
     Unknown,
+}
+
+/// Every name `g` and its subgraphs read: node inputs and graph outputs.
+pub fn collect_uses<'a>(g: &Graph<'a>, used: &mut HashSet<Name<'a>>) {
+    for n in &g.nodes {
+        used.extend(n.inputs.iter().cloned());
+        for a in &n.attributes {
+            if let Value::Graph(sub) = &a.value {
+                collect_uses(sub, used);
+            }
+        }
+    }
+    used.extend(g.outputs.iter().map(|o| o.name.clone()));
 }

@@ -9,9 +9,13 @@
 //! quarter of the bytes it read with the weights folded to float32.
 //!
 //! Modules: [`fb`] (checked flatbuffer reads), [`schema`] (the ORT schema's slots), [`read`]
-//! (ORT format to [`ir`]), [`int8`] (the rewrite), [`proto`] (ir to ONNX protobuf).
+//! (ORT format to [`ir`]), [`int8`] (the int8 rewrite), [`fuse`] (norms and rotary embeddings
+//! as one operation each), [`proto`] (ir to ONNX protobuf).
 
 mod fb;
+mod fuse;
+#[cfg(test)]
+mod fuse_tests;
 mod int8;
 mod ir;
 mod proto;
@@ -20,6 +24,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
+pub use fuse::{Fused, ROTARY_POSITIONS};
 use std::fmt;
 
 /// The model as ONNX.
@@ -29,6 +34,8 @@ pub struct Converted {
     pub onnx: Vec<u8>,
     /// Matrix products that now take int8 weights.
     pub int8_matmuls: usize,
+    /// Norms and rotary embeddings now one operation each.
+    pub fused: Fused,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,8 +73,10 @@ impl std::error::Error for FormatError {}
 pub fn onnx_from_ort(model: &[u8]) -> Result<Converted, FormatError> {
     let mut ir = read::model(model)?;
     let rewritten = int8::rewrite(&mut ir);
+    let fused = fuse::fuse(&mut ir);
     Ok(Converted {
         onnx: proto::model(&ir),
         int8_matmuls: rewritten.matmuls,
+        fused,
     })
 }

@@ -69,6 +69,7 @@ pub const ATTR_TYPE_STRINGS: i32 = 8;
 // Tensor element types, the same numbers in ONNX's TensorProto.
 pub const FLOAT: i32 = 1;
 pub const INT8: i32 = 3;
+pub const INT64: i32 = 7;
 
 pub const TYPE_INFO_TENSOR: u8 = 1;
 pub const DIM_TYPE_VALUE: i8 = 1;

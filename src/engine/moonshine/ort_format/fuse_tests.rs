@@ -1,0 +1,412 @@
+//! Tests of [`super::fuse`] on small graphs built as moonshine-base's are: a norm in the main
+//! graph, a rotary embedding inside an `If` branch that reads the main graph's frequencies.
+
+use super::fuse::{Fused, ROTARY_POSITIONS, fuse};
+use super::ir::*;
+use super::schema::{FLOAT, INT64};
+use std::borrow::Cow;
+
+fn name(s: &str) -> Name<'static> {
+    Cow::Owned(s.as_bytes().to_vec())
+}
+
+fn node(
+    op: &str,
+    ins: &[&str],
+    out: &str,
+    attributes: Vec<(&str, Value<'static>)>,
+) -> Node<'static> {
+    Node {
+        name: name(out),
+        op: name(op),
+        domain: name(""),
+        inputs: ins.iter().map(|i| name(i)).collect(),
+        outputs: vec![name(out)],
+        attributes: attributes
+            .into_iter()
+            .map(|(n, value)| Attribute {
+                name: name(n),
+                value,
+            })
+            .collect(),
+    }
+}
+
+fn floats(n: &str, dims: &[i64], values: &[f32]) -> Tensor<'static> {
+    Tensor {
+        name: name(n),
+        data_type: FLOAT,
+        dims: dims.to_vec(),
+        raw: Cow::Owned(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
+        strings: Vec::new(),
+    }
+}
+
+fn longs(n: &str, values: &[i64]) -> Tensor<'static> {
+    Tensor {
+        name: name(n),
+        data_type: INT64,
+        dims: vec![values.len() as i64],
+        raw: Cow::Owned(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
+        strings: Vec::new(),
+    }
+}
+
+fn value(n: &str) -> ValueInfo<'static> {
+    ValueInfo {
+        name: name(n),
+        tensor: None,
+    }
+}
+
+fn model(graph: Graph<'static>) -> Model<'static> {
+    Model {
+        ir_version: 7,
+        opsets: vec![(name(""), 14), (name("com.microsoft"), 1)],
+        producer: name("test"),
+        graph,
+    }
+}
+
+fn ops(g: &Graph) -> Vec<String> {
+    g.nodes
+        .iter()
+        .map(|n| String::from_utf8_lossy(&n.op).into_owned())
+        .collect()
+}
+
+fn attribute<'g>(n: &'g Node<'static>, attr: &str) -> &'g Value<'static> {
+    &n.attributes
+        .iter()
+        .find(|a| &*a.name == attr.as_bytes())
+        .expect("the attribute")
+        .value
+}
+
+/// `y = w * (x - mean(x)) / sqrt(mean((x - mean(x))^power) + 1e-5)`, means over `axis`.
+fn norm_graph(power: f32, axis: i64) -> Graph<'static> {
+    let axes = || vec![("axes", Value::Ints(vec![axis]))];
+    Graph {
+        nodes: vec![
+            node("ReduceMean", &["x"], "mean", axes()),
+            node("Sub", &["x", "mean"], "centred", vec![]),
+            node("Pow", &["centred", "power"], "squared", vec![]),
+            node("ReduceMean", &["squared"], "variance", axes()),
+            node("Add", &["variance", "epsilon"], "padded", vec![]),
+            node("Sqrt", &["padded"], "deviation", vec![]),
+            node("Div", &["centred", "deviation"], "normed", vec![]),
+            node("Mul", &["weight", "normed"], "y", vec![]),
+        ],
+        initializers: vec![
+            floats("power", &[], &[power]),
+            floats("epsilon", &[], &[1e-5]),
+            floats("weight", &[4], &[1.0, 2.0, 3.0, 4.0]),
+        ],
+        inputs: vec![value("x")],
+        outputs: vec![value("y")],
+    }
+}
+
+#[test]
+fn a_mean_centred_norm_becomes_one_layer_normalization() {
+    let mut m = model(norm_graph(2.0, -1));
+    let fused = fuse(&mut m);
+    assert_eq!(
+        fused,
+        Fused {
+            layer_norms: 1,
+            rotary_embeddings: 0
+        }
+    );
+    assert_eq!(ops(&m.graph), ["LayerNormalization"]);
+    let norm = &m.graph.nodes[0];
+    assert_eq!(norm.inputs, [name("x"), name("weight")]);
+    assert_eq!(norm.outputs, [name("y")]);
+    assert!(
+        matches!(norm.attributes.iter().find(|a| &*a.name == b"epsilon").map(|a| &a.value),
+        Some(Value::Float(e)) if *e == 1e-5)
+    );
+    assert!(matches!(
+        norm.attributes
+            .iter()
+            .find(|a| &*a.name == b"axis")
+            .map(|a| &a.value),
+        Some(Value::Int(-1))
+    ));
+    // LayerNormalization needs opset 17; the constants nothing reads any more are gone.
+    assert_eq!(m.opsets[0], (name(""), 17));
+    let left: Vec<_> = m
+        .graph
+        .initializers
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(left, [name("weight")]);
+}
+
+#[test]
+fn a_norm_that_differs_is_left_alone() {
+    for (power, axis) in [(3.0, -1), (2.0, 0)] {
+        let mut m = model(norm_graph(power, axis));
+        assert_eq!(fuse(&mut m), Fused::default(), "power {power}, axis {axis}");
+        assert_eq!(m.graph.nodes.len(), 8);
+        assert_eq!(m.opsets[0], (name(""), 14));
+    }
+}
+
+/// What a rotary test graph differs in.
+struct Rotary {
+    /// Start of the odd channels' slice (1 in a real rotate_half).
+    odd_start: i64,
+    /// Number of frequencies (half the rotated channels in a real one).
+    frequencies: usize,
+}
+
+const REAL: Rotary = Rotary {
+    odd_start: 1,
+    frequencies: 16,
+};
+
+/// The frequencies of the test graphs.
+fn frequency(i: usize) -> f32 {
+    1.0 / 10_000f32.powf(i as f32 / 16.0)
+}
+
+/// `q` of 8 heads of 52 channels, the first 32 turned by interleaved pairs, inside an `If`
+/// branch; the frequencies are a main-graph initializer, as in moonshine-base's decoder.
+fn rotary_model(r: &Rotary) -> Model<'static> {
+    let end = i64::MAX;
+    let mut branch = Vec::new();
+    let mut constants = vec![
+        longs("shape", &[1, 1, 8, 52]),
+        longs("one", &[1]),
+        longs("zero", &[0]),
+        longs("two", &[2]),
+        longs("minus_one", &[-1]),
+        longs("minus_two", &[-2]),
+        longs("rotated", &[32]),
+        longs("end", &[end]),
+        longs("odd_start", &[r.odd_start]),
+    ];
+    // The shape that joins the last two axes of `of`.
+    let join = |nodes: &mut Vec<Node<'static>>, of: &str| -> String {
+        nodes.push(node("Shape", &[of], &format!("{of}.shape"), vec![]));
+        nodes.push(node(
+            "Slice",
+            &[&format!("{of}.shape"), "zero", "minus_two", "zero"],
+            &format!("{of}.lead"),
+            vec![],
+        ));
+        nodes.push(node(
+            "Concat",
+            &[&format!("{of}.lead"), "minus_one"],
+            &format!("{of}.joined"),
+            vec![("axis", Value::Int(0))],
+        ));
+        format!("{of}.joined")
+    };
+    let perm = |p: &[i64]| vec![("perm", Value::Ints(p.to_vec()))];
+    branch.push(node("Reshape", &["proj", "shape"], "heads", vec![]));
+    branch.push(node("Transpose", &["heads"], "x", perm(&[0, 2, 1, 3])));
+    // Angles: positions start.. times the frequencies, each twice.
+    branch.push(node(
+        "Range",
+        &["start", "limit", "one_scalar"],
+        "range",
+        vec![],
+    ));
+    branch.push(node("Unsqueeze", &["range", "zero"], "pos2", vec![]));
+    branch.push(node("Unsqueeze", &["pos2", "one"], "pos3", vec![]));
+    branch.push(node(
+        "Cast",
+        &["pos3"],
+        "posf",
+        vec![("to", Value::Int(FLOAT as i64))],
+    ));
+    branch.push(node("MatMul", &["frequencies", "posf"], "freqs", vec![]));
+    branch.push(node("Transpose", &["freqs"], "freqs_t", perm(&[0, 2, 1])));
+    branch.push(node("Unsqueeze", &["freqs_t", "minus_one"], "u1", vec![]));
+    branch.push(node("Unsqueeze", &["freqs_t", "minus_one"], "u2", vec![]));
+    branch.push(node(
+        "Concat",
+        &["u1", "u2"],
+        "doubled",
+        vec![("axis", Value::Int(-1))],
+    ));
+    let joined = join(&mut branch, "doubled");
+    branch.push(node("Reshape", &["doubled", &joined], "angles", vec![]));
+    branch.push(node("Cos", &["angles"], "cos", vec![]));
+    branch.push(node("Sin", &["angles"], "sin", vec![]));
+    branch.push(node("Unsqueeze", &["cos", "one"], "cos_h", vec![]));
+    branch.push(node("Unsqueeze", &["sin", "one"], "sin_h", vec![]));
+    // The channels turned and kept, and rotate_half of the turned ones.
+    branch.push(node(
+        "Slice",
+        &["x", "zero", "rotated", "minus_one", "one"],
+        "turn",
+        vec![],
+    ));
+    branch.push(node(
+        "Slice",
+        &["x", "rotated", "end", "minus_one", "one"],
+        "keep",
+        vec![],
+    ));
+    branch.push(node(
+        "Slice",
+        &["turn", "zero", "end", "minus_one", "two"],
+        "even",
+        vec![],
+    ));
+    branch.push(node(
+        "Slice",
+        &["turn", "odd_start", "end", "minus_one", "two"],
+        "odd",
+        vec![],
+    ));
+    branch.push(node("Neg", &["odd"], "odd_neg", vec![]));
+    branch.push(node(
+        "Unsqueeze",
+        &["odd_neg", "minus_one"],
+        "odd_u",
+        vec![],
+    ));
+    branch.push(node("Unsqueeze", &["even", "minus_one"], "even_u", vec![]));
+    branch.push(node(
+        "Concat",
+        &["odd_u", "even_u"],
+        "pairs",
+        vec![("axis", Value::Int(-1))],
+    ));
+    let joined = join(&mut branch, "pairs");
+    branch.push(node("Reshape", &["pairs", &joined], "half_turned", vec![]));
+    branch.push(node("Mul", &["turn", "cos_h"], "by_cos", vec![]));
+    branch.push(node("Mul", &["sin_h", "half_turned"], "by_sin", vec![]));
+    branch.push(node("Add", &["by_cos", "by_sin"], "turned", vec![]));
+    branch.push(node(
+        "Concat",
+        &["turned", "keep"],
+        "q",
+        vec![("axis", Value::Int(-1))],
+    ));
+    let mut one_scalar = longs("one_scalar", &[1]);
+    one_scalar.dims.clear();
+    constants.push(one_scalar);
+    let then_branch = Graph {
+        nodes: branch,
+        initializers: constants,
+        inputs: Vec::new(),
+        outputs: vec![value("q")],
+    };
+    let values: Vec<f32> = (0..r.frequencies).map(frequency).collect();
+    Model {
+        graph: Graph {
+            nodes: vec![Node {
+                attributes: vec![Attribute {
+                    name: name("then_branch"),
+                    value: Value::Graph(then_branch),
+                }],
+                ..node("If", &["cond"], "q", vec![])
+            }],
+            initializers: vec![floats(
+                "frequencies",
+                &[1, r.frequencies as i64, 1],
+                &values,
+            )],
+            inputs: vec![value("cond"), value("proj"), value("start"), value("limit")],
+            outputs: vec![value("q")],
+        },
+        ..model(Graph::default())
+    }
+}
+
+fn branch<'m>(m: &'m Model<'static>) -> &'m Graph<'static> {
+    match &m.graph.nodes[0].attributes[0].value {
+        Value::Graph(g) => g,
+        _ => panic!("an If branch"),
+    }
+}
+
+fn table(m: &Model<'static>, n: &Name) -> Vec<f32> {
+    let t = m
+        .graph
+        .initializers
+        .iter()
+        .find(|t| t.name == *n)
+        .expect("a table");
+    assert_eq!(t.dims, [ROTARY_POSITIONS as i64, 16]);
+    t.raw
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+#[test]
+fn an_interleaved_rotary_embedding_becomes_one_operation_reading_tables() {
+    let mut m = rotary_model(&REAL);
+    assert_eq!(
+        fuse(&mut m),
+        Fused {
+            layer_norms: 0,
+            rotary_embeddings: 1
+        }
+    );
+    let g = branch(&m);
+    // Only the heads' reshape and transpose are left before it.
+    assert_eq!(ops(g), ["Reshape", "Transpose", "RotaryEmbedding"]);
+    let rotary = &g.nodes[2];
+    assert_eq!(&*rotary.domain, b"com.microsoft");
+    assert_eq!(rotary.outputs, [name("q")]);
+    assert_eq!(rotary.inputs[..2], [name("x"), name("start")]);
+    for (attr, expected) in [
+        ("interleaved", 1),
+        ("num_heads", 8),
+        ("rotary_embedding_dim", 32),
+    ] {
+        assert!(
+            matches!(attribute(rotary, attr), Value::Int(v) if *v == expected),
+            "{attr}"
+        );
+    }
+    // The tables hold the cosine and sine of position times frequency, in the main graph; the
+    // frequencies themselves are read by nothing any more.
+    let (cos, sin) = (table(&m, &rotary.inputs[2]), table(&m, &rotary.inputs[3]));
+    for (position, i) in [
+        (0usize, 0usize),
+        (7, 3),
+        (1000, 15),
+        (ROTARY_POSITIONS - 1, 1),
+    ] {
+        let angle = position as f32 * frequency(i);
+        assert_eq!(cos[position * 16 + i], angle.cos());
+        assert_eq!(sin[position * 16 + i], angle.sin());
+    }
+    assert!(
+        m.graph
+            .initializers
+            .iter()
+            .all(|t| &*t.name != b"frequencies")
+    );
+}
+
+#[test]
+fn a_rotary_embedding_that_differs_is_left_alone() {
+    for r in [
+        // Both halves from the even channels: not a rotation.
+        Rotary {
+            odd_start: 0,
+            ..REAL
+        },
+        // Fewer frequencies than the rotated pairs.
+        Rotary {
+            frequencies: 8,
+            ..REAL
+        },
+    ] {
+        let mut m = rotary_model(&r);
+        let before = branch(&m).nodes.len();
+        assert_eq!(fuse(&mut m), Fused::default());
+        assert_eq!(branch(&m).nodes.len(), before);
+        assert_eq!(m.graph.initializers.len(), 1);
+    }
+}
