@@ -2,11 +2,15 @@
 //! each, or the corpus's real recordings) heard by a model after one warm-up, in rounds; prints
 //! per clip the time of each round, then median, p90 and total per round. With
 //! `RUST_LOG=verbatim::engine::moonshine=debug` the Moonshine engine logs its encoder and decoder
-//! time of every chunk.
+//! time of every chunk. With a list, also the word error rate of the first round against its
+//! reference texts (numbers normalised on both sides). Chunks are planned as the server plans a
+//! file's for the engine; `--close-after S` ends a chunk at the first pause once it holds S
+//! seconds instead, `--close-after off` packs chunks up to 30 s.
 //!
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
-//!     cargo run --release --example engine_stages -- moonshine-base [LIST] [--rounds N] [--threads N]
+//!     cargo run --release --example engine_stages -- moonshine-base [LIST] [--rounds N] \
+//!     [--threads N] [--close-after S|off]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -16,18 +20,23 @@ use verbatim::audio::{decode, vad};
 use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+use verbatim::transcribe::numbers::normalize_numbers;
+use verbatim_sim::word_errors;
 
-/// The clips of `list` (`file<TAB>text`, files relative to the list), or the corpus's real ones.
-fn clips(list: Option<&Path>) -> Vec<PathBuf> {
+/// The clips of `list` (`file<TAB>text`, files relative to the list) with their texts, or the
+/// corpus's real ones (no texts).
+fn clips(list: Option<&Path>) -> Vec<(PathBuf, Option<String>)> {
     match list {
         Some(list) => {
             let base = list.parent().unwrap_or(Path::new("."));
             std::fs::read_to_string(list)
                 .expect("the list")
                 .lines()
-                .filter_map(|line| line.split('\t').next())
-                .filter(|file| !file.is_empty())
-                .map(|file| base.join(file))
+                .filter_map(|line| {
+                    let mut fields = line.split('\t');
+                    let file = fields.next().filter(|file| !file.is_empty())?;
+                    Some((base.join(file), fields.next().map(str::to_owned)))
+                })
                 .collect()
         }
         None => {
@@ -42,7 +51,7 @@ fn clips(list: Option<&Path>) -> Vec<PathBuf> {
                 .filter(|p| !p.to_string_lossy().contains("noise"))
                 .collect();
             clips.sort();
-            clips
+            clips.into_iter().map(|clip| (clip, None)).collect()
         }
     }
 }
@@ -66,28 +75,39 @@ fn main() {
         .init();
     let mut args = std::env::args().skip(1);
     let model = args.next().expect("a model id");
-    let (mut list, mut rounds, mut threads) = (None, 3usize, 2usize);
+    let (mut list, mut rounds, mut threads, mut close_after) = (None, 3usize, 2usize, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).expect("N"),
             "--threads" => threads = args.next().and_then(|n| n.parse().ok()).expect("N"),
+            "--close-after" => {
+                let value = args.next().expect("S or off");
+                close_after = Some(value.parse::<f64>().ok().filter(|s| *s > 0.0));
+            }
             _ => list = Some(PathBuf::from(arg)),
         }
     }
     let models =
         ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
     let engine = engine_for(models, &model, threads);
-    let audio: Vec<(PathBuf, Vec<f32>)> = clips(list.as_deref())
+    let audio: Vec<(PathBuf, Option<String>, Vec<f32>)> = clips(list.as_deref())
         .into_iter()
-        .map(|path| {
+        .map(|(path, text)| {
             let samples = decode::decode_file(&path, None).expect("a clip").samples;
-            (path, samples)
+            (path, text, samples)
         })
         .collect();
+    let limits = match close_after.unwrap_or(engine.close_file_chunks_after()) {
+        Some(seconds) => vad::Limits::FILE.closing_after(seconds),
+        None => vad::Limits::FILE,
+    };
+    let chunks = |samples: &[f32]| {
+        vad::plan_chunks_within(&vad::frame_scores(samples), samples.len(), limits)
+    };
     let hear = |samples: &[f32]| {
         let request = EngineRequest {
             samples,
-            chunks: vad::chunks_to_hear(samples, true),
+            chunks: chunks(samples),
             trimmed_to_speech: true,
             language: LanguageChoice::Exact("en".into()),
             task: Task::Transcribe,
@@ -101,17 +121,22 @@ fn main() {
         let heard = engine.transcribe(&model, &request).expect("transcribed");
         (started.elapsed().as_secs_f64(), heard.text)
     };
-    hear(&audio[0].1);
+    hear(&audio[0].2);
     let mut times = Vec::new();
     let mut totals = vec![0.0; rounds];
-    for (path, samples) in &audio {
+    let (mut errors, mut words) = (0, 0);
+    for (path, text, samples) in &audio {
         let mut line = format!(
             "{:>5.1} s {}",
             samples.len() as f64 / 16_000.0,
             path.file_name().unwrap().to_string_lossy()
         );
-        for total in totals.iter_mut() {
-            let (seconds, _) = hear(samples);
+        for (round, total) in totals.iter_mut().enumerate() {
+            let (seconds, heard) = hear(samples);
+            if let (0, Some(reference)) = (round, text) {
+                let (e, w) = word_errors(&normalize_numbers(reference), &normalize_numbers(&heard));
+                (errors, words) = (errors + e, words + w);
+            }
             line += &format!(" {seconds:.3}");
             *total += seconds;
             times.push(seconds);
@@ -121,8 +146,16 @@ fn main() {
     times.sort_by(f64::total_cmp);
     let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
     let per_round = totals.iter().sum::<f64>() / rounds as f64;
+    let wer = if words > 0 {
+        format!(
+            ", WER {:.1} % ({errors}/{words})",
+            100.0 * errors as f64 / words as f64
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "{model}: median {:.3} s, p90 {:.3} s, {per_round:.2} s per round ({} clips, {rounds} rounds, {threads} threads)",
+        "{model}: median {:.3} s, p90 {:.3} s, {per_round:.2} s per round{wer} ({} clips, {rounds} rounds, {threads} threads)",
         at(0.5),
         at(0.9),
         audio.len()

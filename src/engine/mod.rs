@@ -241,6 +241,14 @@ pub trait Engine: Send + Sync {
         1
     }
 
+    /// A file's chunk ends at the first pause once it holds this many seconds; None: chunks are
+    /// packed across pauses up to 30 s. Whisper hears a 30 s window whatever a chunk holds, so
+    /// packing costs it nothing; an engine whose work per second grows with the chunk's length
+    /// asks for shorter ones.
+    fn close_file_chunks_after(&self) -> Option<f64> {
+        None
+    }
+
     fn offer(&self, model: &str) -> Option<ModelOffer> {
         self.models().into_iter().find(|m| m.spec.id == model)
     }

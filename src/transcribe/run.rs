@@ -1315,6 +1315,73 @@ mod tests {
         assert_eq!(transcript.duration, 70.0);
     }
 
+    /// The [`super::testing::Recorder`] engine, its file chunks ending at the first pause past
+    /// `after` seconds.
+    struct Closing {
+        inner: super::testing::Recorder,
+        after: Option<f64>,
+    }
+
+    impl Engine for Closing {
+        fn id(&self) -> &'static str {
+            self.inner.id()
+        }
+        fn models(&self) -> Vec<crate::engine::ModelOffer> {
+            self.inner.models()
+        }
+        fn close_file_chunks_after(&self) -> Option<f64> {
+            self.after
+        }
+        fn transcribe(
+            &self,
+            model: &str,
+            request: &crate::engine::EngineRequest<'_>,
+        ) -> Result<EngineOutput, crate::engine::EngineError> {
+            self.inner.transcribe(model, request)
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_files_chunks_end_at_the_first_pause_past_the_engines_length() {
+        // Eight times four seconds of real speech, 1.2 s apart (41.6 s).
+        let sentence = clip("real-numbers");
+        let mut audio = Vec::new();
+        for _ in 0..8 {
+            audio.extend_from_slice(&sentence);
+            audio.extend(std::iter::repeat_n(0.0, 19_200));
+        }
+        let mut heard = Vec::new();
+        for after in [None, Some(12.0)] {
+            let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let engine = Closing {
+                inner: super::testing::Recorder { log: log.clone() },
+                after,
+            };
+            let (_dir, t) = transcriber(vec![Arc::new(engine)], 1);
+            let options = TranscribeOptions {
+                vad: Some(true),
+                ..options("tiny.en")
+            };
+            let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
+            planned.run(Audio::Samples(audio.clone())).await.unwrap();
+            let seconds: Vec<f64> = log
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|noted| super::testing::Recorder::samples_in(noted) as f64 / 16_000.0)
+                .collect();
+            heard.push(seconds);
+        }
+        // Packed across the pauses: a chunk of up to 30 s, then the rest.
+        assert_eq!(heard[0].len(), 2, "{heard:?}");
+        assert!(heard[0][0] > 20.0, "{heard:?}");
+        // Ended at the first pause once 12 s are held: three sentences a chunk, the last two.
+        assert_eq!(heard[1].len(), 3, "{heard:?}");
+        for seconds in &heard[1][..2] {
+            assert!((12.0..17.0).contains(seconds), "{heard:?}");
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_engine_that_hears_two_chunks_at_once_hears_a_files_chunks_side_by_side() {
         use super::testing::Beside;

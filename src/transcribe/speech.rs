@@ -151,9 +151,10 @@ pub(super) struct Listener {
 impl Listener {
     pub fn new(call: EngineCall, on_segments: Option<EngineSink>) -> Listener {
         let whole = call.engine.hears_whole_clips().then(Default::default);
-        let limits = match call.live {
-            Some(_) => Limits::LIVE,
-            None => Limits::FILE,
+        let limits = match (call.live.is_some(), call.engine.close_file_chunks_after()) {
+            (true, _) => Limits::LIVE,
+            (false, None) => Limits::FILE,
+            (false, Some(seconds)) => Limits::FILE.closing_after(seconds),
         };
         Listener {
             chunker: Chunker::within(call.vad, limits),

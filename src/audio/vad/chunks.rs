@@ -78,6 +78,16 @@ impl Limits {
         threshold: super::ENTER,
     };
 
+    /// These limits with a chunk ending at the first pause once it holds `seconds` (never past
+    /// `max_chunk`).
+    pub fn closing_after(self, seconds: f64) -> Limits {
+        let frames = (seconds.max(0.0) * SAMPLE_RATE as f64) as usize / FRAME;
+        Limits {
+            close_after: frames.min(self.max_chunk),
+            ..self
+        }
+    }
+
     /// Frames of silence after speech before a live chunk is settled.
     pub const fn pause(&self) -> usize {
         2 * self.padding + self.long_pause
@@ -598,10 +608,12 @@ mod tests {
 
     #[test]
     fn a_chunk_past_close_after_ends_at_the_next_pause() {
-        let twelve = Limits {
-            close_after: 12 * SECOND,
-            ..Limits::FILE
-        };
+        let twelve = Limits::FILE.closing_after(12.0);
+        assert_eq!(twelve.close_after, 12 * SAMPLE_RATE / FRAME);
+        assert_eq!(
+            Limits::FILE.closing_after(100.0).close_after,
+            Limits::FILE.max_chunk
+        );
         // 1 s pauses: the padded sentences stay apart, so each chunk ends at the first pause
         // after 12 s: two sentences, two sentences, one.
         let (sentences, chunks) = five_sentences(SECOND, twelve);
