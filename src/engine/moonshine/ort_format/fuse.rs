@@ -404,12 +404,12 @@ fn rotary<'a>(
         return None;
     };
     let (start, frequencies_name, frequencies) = positions(v, &angles)?;
-    let heads = heads_of(v, x, dims)?;
+    let (heads, head) = heads_of(v, x, dims)?;
     let matches = of_x == x
         && end == dims
         && dims > 0
         && dims % 2 == 0
-        && kept_end > dims
+        && kept_end >= head
         && angles == sin_angles
         && *odd_of == channels
         && *even_of == channels
@@ -480,10 +480,10 @@ fn positions<'a>(v: &View<'_, '_, 'a>, angles: &[u8]) -> Option<(Name<'a>, Vec<u
     matches.then(|| (start.clone(), frequencies.to_vec(), values))
 }
 
-/// The number of heads of `x = Transpose(Reshape(.., shape), [0, 2, 1, 3])`, the shape
-/// `[_, _, heads, head]` as a constant or a `Concat`, when the head holds at least `dims`
-/// channels.
-fn heads_of(v: &View, x: &[u8], dims: i64) -> Option<i64> {
+/// The heads and the channels of a head of `x = Transpose(Reshape(.., shape), [0, 2, 1, 3])`,
+/// the shape `[_, _, heads, head]` as a constant or a `Concat`, when the head holds at least
+/// `dims` channels.
+fn heads_of(v: &View, x: &[u8], dims: i64) -> Option<(i64, i64)> {
     let transpose = v.made_by(x, "Transpose")?;
     let reshape = v.made_by(&transpose.inputs[0], "Reshape")?;
     let shape = reshape.inputs.get(1)?;
@@ -497,7 +497,7 @@ fn heads_of(v: &View, x: &[u8], dims: i64) -> Option<i64> {
         }
     };
     (ints(transpose, "perm") == Some(&[0, 2, 1, 3][..]) && heads > 0 && head >= dims)
-        .then_some(heads)
+        .then_some((heads, head))
 }
 
 /// Drops nodes whose outputs nothing reads, in every graph, then initializers nothing reads.

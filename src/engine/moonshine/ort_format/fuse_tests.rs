@@ -158,12 +158,15 @@ fn a_norm_that_differs_is_left_alone() {
 struct Rotary {
     /// Start of the odd channels' slice (1 in a real rotate_half).
     odd_start: i64,
+    /// End of the kept channels' slice (past the head's 52 in a real one).
+    kept_end: i64,
     /// Number of frequencies (half the rotated channels in a real one).
     frequencies: usize,
 }
 
 const REAL: Rotary = Rotary {
     odd_start: 1,
+    kept_end: i64::MAX,
     frequencies: 16,
 };
 
@@ -187,6 +190,7 @@ fn rotary_model(r: &Rotary) -> Model<'static> {
         longs("rotated", &[32]),
         longs("end", &[end]),
         longs("odd_start", &[r.odd_start]),
+        longs("kept_end", &[r.kept_end]),
     ];
     // The shape that joins the last two axes of `of`.
     let join = |nodes: &mut Vec<Node<'static>>, of: &str| -> String {
@@ -248,7 +252,7 @@ fn rotary_model(r: &Rotary) -> Model<'static> {
     ));
     branch.push(node(
         "Slice",
-        &["x", "rotated", "end", "minus_one", "one"],
+        &["x", "rotated", "kept_end", "minus_one", "one"],
         "keep",
         vec![],
     ));
@@ -400,6 +404,11 @@ fn a_rotary_embedding_that_differs_is_left_alone() {
         // Fewer frequencies than the rotated pairs.
         Rotary {
             frequencies: 8,
+            ..REAL
+        },
+        // Channels of the head left out after the rotated ones.
+        Rotary {
+            kept_end: 48,
             ..REAL
         },
     ] {
