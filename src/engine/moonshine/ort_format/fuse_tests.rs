@@ -175,6 +175,35 @@ fn frequency(i: usize) -> f32 {
     1.0 / 10_000f32.powf(i as f32 / 16.0)
 }
 
+/// `first` and `second` interleaved along their last axis, as moonshine-base's graphs do it:
+/// `Reshape(Concat(Unsqueeze(first, -1), Unsqueeze(second, -1)), ..)`, the shape computed from
+/// the `Concat`'s to join its last two axes (`Shape`, `Slice` to -2, `Concat` with -1).
+fn interleave(nodes: &mut Vec<Node<'static>>, first: &str, second: &str, out: &str) {
+    let (a, b, pairs) = (
+        format!("{out}.a"),
+        format!("{out}.b"),
+        format!("{out}.pairs"),
+    );
+    let (shape, lead, joined) = (
+        format!("{out}.shape"),
+        format!("{out}.lead"),
+        format!("{out}.joined"),
+    );
+    let axis = |axis: i64| vec![("axis", Value::Int(axis))];
+    nodes.push(node("Unsqueeze", &[first, "minus_one"], &a, vec![]));
+    nodes.push(node("Unsqueeze", &[second, "minus_one"], &b, vec![]));
+    nodes.push(node("Concat", &[&a, &b], &pairs, axis(-1)));
+    nodes.push(node("Shape", &[&pairs], &shape, vec![]));
+    nodes.push(node(
+        "Slice",
+        &[&shape, "zero", "minus_two", "zero"],
+        &lead,
+        vec![],
+    ));
+    nodes.push(node("Concat", &[&lead, "minus_one"], &joined, axis(0)));
+    nodes.push(node("Reshape", &[&pairs, &joined], out, vec![]));
+}
+
 /// `q` of 8 heads of 52 channels, the first 32 turned by interleaved pairs, inside an `If`
 /// branch; the frequencies are a main-graph initializer, as in moonshine-base's decoder.
 fn rotary_model(r: &Rotary) -> Model<'static> {
@@ -192,23 +221,6 @@ fn rotary_model(r: &Rotary) -> Model<'static> {
         longs("odd_start", &[r.odd_start]),
         longs("kept_end", &[r.kept_end]),
     ];
-    // The shape that joins the last two axes of `of`.
-    let join = |nodes: &mut Vec<Node<'static>>, of: &str| -> String {
-        nodes.push(node("Shape", &[of], &format!("{of}.shape"), vec![]));
-        nodes.push(node(
-            "Slice",
-            &[&format!("{of}.shape"), "zero", "minus_two", "zero"],
-            &format!("{of}.lead"),
-            vec![],
-        ));
-        nodes.push(node(
-            "Concat",
-            &[&format!("{of}.lead"), "minus_one"],
-            &format!("{of}.joined"),
-            vec![("axis", Value::Int(0))],
-        ));
-        format!("{of}.joined")
-    };
     let perm = |p: &[i64]| vec![("perm", Value::Ints(p.to_vec()))];
     branch.push(node("Reshape", &["proj", "shape"], "heads", vec![]));
     branch.push(node("Transpose", &["heads"], "x", perm(&[0, 2, 1, 3])));
@@ -229,61 +241,24 @@ fn rotary_model(r: &Rotary) -> Model<'static> {
     ));
     branch.push(node("MatMul", &["frequencies", "posf"], "freqs", vec![]));
     branch.push(node("Transpose", &["freqs"], "freqs_t", perm(&[0, 2, 1])));
-    branch.push(node("Unsqueeze", &["freqs_t", "minus_one"], "u1", vec![]));
-    branch.push(node("Unsqueeze", &["freqs_t", "minus_one"], "u2", vec![]));
-    branch.push(node(
-        "Concat",
-        &["u1", "u2"],
-        "doubled",
-        vec![("axis", Value::Int(-1))],
-    ));
-    let joined = join(&mut branch, "doubled");
-    branch.push(node("Reshape", &["doubled", &joined], "angles", vec![]));
+    interleave(&mut branch, "freqs_t", "freqs_t", "angles");
     branch.push(node("Cos", &["angles"], "cos", vec![]));
     branch.push(node("Sin", &["angles"], "sin", vec![]));
     branch.push(node("Unsqueeze", &["cos", "one"], "cos_h", vec![]));
     branch.push(node("Unsqueeze", &["sin", "one"], "sin_h", vec![]));
     // The channels turned and kept, and rotate_half of the turned ones.
-    branch.push(node(
-        "Slice",
-        &["x", "zero", "rotated", "minus_one", "one"],
-        "turn",
-        vec![],
-    ));
-    branch.push(node(
-        "Slice",
-        &["x", "rotated", "kept_end", "minus_one", "one"],
-        "keep",
-        vec![],
-    ));
-    branch.push(node(
-        "Slice",
-        &["turn", "zero", "end", "minus_one", "two"],
-        "even",
-        vec![],
-    ));
-    branch.push(node(
-        "Slice",
-        &["turn", "odd_start", "end", "minus_one", "two"],
-        "odd",
-        vec![],
-    ));
+    // Slices of the last axis: (data, start, end, step, out).
+    for (data, start, end, step, out) in [
+        ("x", "zero", "rotated", "one", "turn"),
+        ("x", "rotated", "kept_end", "one", "keep"),
+        ("turn", "zero", "end", "two", "even"),
+        ("turn", "odd_start", "end", "two", "odd"),
+    ] {
+        let inputs = [data, start, end, "minus_one", step];
+        branch.push(node("Slice", &inputs, out, vec![]));
+    }
     branch.push(node("Neg", &["odd"], "odd_neg", vec![]));
-    branch.push(node(
-        "Unsqueeze",
-        &["odd_neg", "minus_one"],
-        "odd_u",
-        vec![],
-    ));
-    branch.push(node("Unsqueeze", &["even", "minus_one"], "even_u", vec![]));
-    branch.push(node(
-        "Concat",
-        &["odd_u", "even_u"],
-        "pairs",
-        vec![("axis", Value::Int(-1))],
-    ));
-    let joined = join(&mut branch, "pairs");
-    branch.push(node("Reshape", &["pairs", &joined], "half_turned", vec![]));
+    interleave(&mut branch, "odd_neg", "even", "half_turned");
     branch.push(node("Mul", &["turn", "cos_h"], "by_cos", vec![]));
     branch.push(node("Mul", &["sin_h", "half_turned"], "by_sin", vec![]));
     branch.push(node("Add", &["by_cos", "by_sin"], "turned", vec![]));
