@@ -17,6 +17,13 @@ use crate::engine::guard;
 /// Samples per encoder frame (Moonshine's three convolutions stride 64, 3 and 2).
 const ENCODER_STRIDE: usize = 384;
 
+/// Whether a chunk of `samples` decoded to at most `max_tokens` tokens stays inside the fused
+/// rotary embeddings' tables of [`ROTARY_POSITIONS`] rows (which ONNX Runtime does not check):
+/// the encoder gives a position per 384 samples, the decoder one per token after the start.
+fn fits_position_tables(samples: usize, max_tokens: usize) -> bool {
+    (samples / ENCODER_STRIDE + 1).max(max_tokens + 2) < ROTARY_POSITIONS
+}
+
 /// A loaded model.
 pub struct Model {
     encoder: Session,
@@ -139,10 +146,7 @@ impl Model {
         speech: bool,
         cancel: &Cancel,
     ) -> Result<Heard, EngineError> {
-        // The fused rotary embeddings read positions from tables of ROTARY_POSITIONS rows: the
-        // encoder gives a frame per 384 samples, the decoder a position per token.
-        let longest = (samples.len() / ENCODER_STRIDE + 1).max(max_tokens + 2);
-        if longest >= ROTARY_POSITIONS {
+        if !fits_position_tables(samples.len(), max_tokens) {
             return Err(failed(
                 "input",
                 format!(
@@ -277,7 +281,20 @@ fn pick(logits: &[f32], blocked: Option<i64>) -> (i64, f64) {
 
 #[cfg(test)]
 mod tests {
-    use super::pick;
+    use super::{ENCODER_STRIDE, ROTARY_POSITIONS, fits_position_tables, pick};
+    use crate::engine::guard;
+
+    #[test]
+    fn the_longest_chunk_fits_the_position_tables_and_far_longer_input_does_not() {
+        let thirty_seconds = 30 * 16_000;
+        assert!(fits_position_tables(
+            thirty_seconds,
+            guard::max_tokens(30.0)
+        ));
+        let too_many_frames = (ROTARY_POSITIONS - 1) * ENCODER_STRIDE;
+        assert!(!fits_position_tables(too_many_frames, 10));
+        assert!(!fits_position_tables(16_000, ROTARY_POSITIONS));
+    }
 
     #[test]
     fn picks_the_most_likely_token_unless_blocked() {

@@ -189,13 +189,14 @@ impl<'g, 'a> View<'_, 'g, 'a> {
                 return None;
             };
             let slice = self.made_by(lead, "Slice")?;
-            let shape_of = self.made_by(&slice.inputs[0], "Shape")?;
+            let shape_of = self.made_by(arg(slice, 0)?, "Shape")?;
+            let shape_of_what = arg(shape_of, 0)?;
             let one = |i: usize| -> Option<i64> { Some(self.scalar(slice.inputs.get(i)?)? as i64) };
             let axis_zero = slice.inputs.len() < 4 || one(3)? == 0;
             let step_one = slice.inputs.len() < 5 || one(4)? == 1;
             Some(
                 int(concat, "axis") == Some(0)
-                    && *shape_of.inputs[0] == *of
+                    && **shape_of_what == *of
                     && shape_of.attributes.is_empty()
                     && one(1)? == 0
                     && one(2)? == -2
@@ -206,6 +207,11 @@ impl<'g, 'a> View<'_, 'g, 'a> {
         };
         check().unwrap_or(false)
     }
+}
+
+/// Input `i` of `n` (a damaged graph may give a node fewer inputs than its operator takes).
+fn arg<'n, 'a>(n: &'n Node<'a>, i: usize) -> Option<&'n Name<'a>> {
+    n.inputs.get(i)
 }
 
 fn int(n: &Node, name: &str) -> Option<i64> {
@@ -279,11 +285,11 @@ fn layer_norm<'a>(v: &View<'_, '_, 'a>, mul: &Node<'a>) -> Option<Node<'a>> {
             return None;
         };
         let sqrt = v.made_by(deviation, "Sqrt")?;
-        let add = v.made_by(&sqrt.inputs[0], "Add")?;
+        let add = v.made_by(arg(sqrt, 0)?, "Add")?;
         let (variance, epsilon) = both_orders(add)
             .into_iter()
             .find_map(|(var, eps)| Some((v.made_by(var, "ReduceMean")?, v.scalar(eps)?)))?;
-        let pow = v.made_by(&variance.inputs[0], "Pow")?;
+        let pow = v.made_by(arg(variance, 0)?, "Pow")?;
         let sub = v.made_by(centred, "Sub")?;
         let [x, mean] = sub.inputs.as_slice() else {
             return None;
@@ -381,7 +387,7 @@ fn rotary<'a>(
             .into_iter()
             .find_map(|(channels, table)| {
                 let wave = v.made_by(v.unsqueezed(table, &[1])?, op)?;
-                Some((channels.clone(), wave.inputs[0].clone()))
+                Some((channels.clone(), arg(wave, 0)?.clone()))
             })
     };
     let (channels, angles) = factor(by_cos, "Cos")?;
@@ -392,12 +398,15 @@ fn rotary<'a>(
     };
     // rotate_half, interleaved: (-x1, x0, -x3, x2, ...) from the odd and even channels.
     let reshape = v.made_by(&turned, "Reshape")?;
-    let pairs = v.made_by(&reshape.inputs[0], "Concat")?;
+    let [pairs_value, pairs_shape] = reshape.inputs.as_slice() else {
+        return None;
+    };
+    let pairs = v.made_by(pairs_value, "Concat")?;
     let [negated, even] = pairs.inputs.as_slice() else {
         return None;
     };
     let odd = v.made_by(v.unsqueezed(negated, &[-1])?, "Neg")?;
-    let (odd_of, 1, odd_end, 2) = v.last_axis_slice(&odd.inputs[0])? else {
+    let (odd_of, 1, odd_end, 2) = v.last_axis_slice(arg(odd, 0)?)? else {
         return None;
     };
     let (even_of, 0, even_end, 2) = v.last_axis_slice(v.unsqueezed(even, &[-1])?)? else {
@@ -416,7 +425,7 @@ fn rotary<'a>(
         && reaches_end(odd_end)
         && reaches_end(even_end)
         && matches!(int(pairs, "axis"), Some(-1 | 4))
-        && v.joins_last_two_axes(&reshape.inputs[1], &reshape.inputs[0])
+        && v.joins_last_two_axes(pairs_shape, pairs_value)
         && frequencies.len() as i64 * 2 == dims;
     if !matches {
         return None;
@@ -443,26 +452,35 @@ fn rotary<'a>(
 /// the start, and the frequencies' name and values.
 fn positions<'a>(v: &View<'_, '_, 'a>, angles: &[u8]) -> Option<(Name<'a>, Vec<u8>, Vec<f64>)> {
     let reshape = v.made_by(angles, "Reshape")?;
-    let doubled = v.made_by(&reshape.inputs[0], "Concat")?;
+    let [doubled_value, doubled_shape] = reshape.inputs.as_slice() else {
+        return None;
+    };
+    let doubled = v.made_by(doubled_value, "Concat")?;
     let [a, b] = doubled.inputs.as_slice() else {
         return None;
     };
     let turned = v.unsqueezed(a, &[-1])?;
     let transpose = v.made_by(turned, "Transpose")?;
-    let product = v.made_by(&transpose.inputs[0], "MatMul")?;
+    let product = v.made_by(arg(transpose, 0)?, "MatMul")?;
     let [frequencies, cast] = product.inputs.as_slice() else {
         return None;
     };
     let known = v.known(frequencies)?;
     let values = known.values.clone()?;
     let cast = v.made_by(cast, "Cast")?;
-    let mut value = &cast.inputs[0];
-    let range = loop {
-        if let Some(range) = v.made_by(value, "Range") {
-            break range;
+    // The positions, through a few Unsqueezes (a bounded walk: a damaged graph may loop).
+    let mut value = arg(cast, 0)?;
+    let mut range = None;
+    for _ in 0..8 {
+        if let Some(found) = v.made_by(value, "Range") {
+            range = Some(found);
+            break;
         }
-        value = &v.made_by(value, "Unsqueeze")?.inputs[0];
-    };
+        let unsqueeze = v.made_by(value, "Unsqueeze")?;
+        let has_axes = unsqueeze.inputs.len() == 2 || ints(unsqueeze, "axes").is_some();
+        value = arg(unsqueeze, 0).filter(|_| has_axes)?;
+    }
+    let range = range?;
     let [start, _, step] = range.inputs.as_slice() else {
         return None;
     };
@@ -475,8 +493,8 @@ fn positions<'a>(v: &View<'_, '_, 'a>, angles: &[u8]) -> Option<(Name<'a>, Vec<u
         && known.dims[2] == 1
         && known.dims[1] as usize == values.len()
         && v.scalar(step) == Some(1.0)
-        && (v.joins_last_two_axes(&reshape.inputs[1], &reshape.inputs[0])
-            || v.values(&reshape.inputs[1]) == Some(&[1.0, -1.0, values.len() as f64 * 2.0]));
+        && (v.joins_last_two_axes(doubled_shape, doubled_value)
+            || v.values(doubled_shape) == Some(&[1.0, -1.0, values.len() as f64 * 2.0]));
     matches.then(|| (start.clone(), frequencies.to_vec(), values))
 }
 
@@ -485,7 +503,7 @@ fn positions<'a>(v: &View<'_, '_, 'a>, angles: &[u8]) -> Option<(Name<'a>, Vec<u
 /// `dims` channels.
 fn heads_of(v: &View, x: &[u8], dims: i64) -> Option<(i64, i64)> {
     let transpose = v.made_by(x, "Transpose")?;
-    let reshape = v.made_by(&transpose.inputs[0], "Reshape")?;
+    let reshape = v.made_by(arg(transpose, 0)?, "Reshape")?;
     let shape = reshape.inputs.get(1)?;
     let (heads, head) = match v.values(shape) {
         Some(&[_, _, heads, head]) => (heads as i64, head as i64),

@@ -394,3 +394,58 @@ fn a_rotary_embedding_that_differs_is_left_alone() {
         assert_eq!(m.graph.initializers.len(), 1);
     }
 }
+
+/// Every node of `m`'s graphs, by its place: the main graph's, then the branch's.
+fn places(m: &Model<'static>) -> Vec<(bool, usize)> {
+    let main = (0..m.graph.nodes.len()).map(|i| (false, i));
+    let in_branch = match m.graph.nodes.first().map(|n| &n.attributes[..]) {
+        Some(
+            [
+                Attribute {
+                    value: Value::Graph(g),
+                    ..
+                },
+            ],
+        ) => g.nodes.len(),
+        _ => 0,
+    };
+    main.chain((0..in_branch).map(|i| (true, i))).collect()
+}
+
+fn node_at<'m>(m: &'m mut Model<'static>, (in_branch, i): (bool, usize)) -> &'m mut Node<'static> {
+    if !in_branch {
+        return &mut m.graph.nodes[i];
+    }
+    match &mut m.graph.nodes[0].attributes[0].value {
+        Value::Graph(g) => &mut g.nodes[i],
+        _ => panic!("an If branch"),
+    }
+}
+
+#[test]
+fn a_damaged_graph_is_left_as_it_is_without_a_panic_or_an_endless_walk() {
+    let builders: [fn() -> Model<'static>; 2] =
+        [|| model(norm_graph(2.0, -1)), || rotary_model(&REAL)];
+    for build in builders {
+        for place in places(&build()) {
+            // A node of the pattern that lost its inputs, or all but the first: nothing fused.
+            for keep in [0, 1] {
+                let mut m = build();
+                let n = node_at(&mut m, place);
+                if &*n.op == b"If" || n.inputs.len() <= keep {
+                    continue;
+                }
+                n.inputs.truncate(keep);
+                let fused = fuse(&mut m);
+                assert_eq!(fused, Fused::default(), "{place:?} keeping {keep}");
+            }
+            // A node that reads its own output: a walk back through it never ends.
+            let mut m = build();
+            let n = node_at(&mut m, place);
+            if let Some(first) = n.inputs.first_mut() {
+                *first = n.outputs[0].clone();
+            }
+            fuse(&mut m);
+        }
+    }
+}
