@@ -57,11 +57,12 @@ fn ort_as_onnx(path: &Path) -> Result<Vec<u8>, EngineError> {
     let converted = super::ort_format::onnx_from_ort(&bytes).map_err(|e| load(e.to_string()))?;
     tracing::debug!(
         "{}: read as ONNX, {} matrix products by int8 weights, {} norms and {} rotary embeddings \
-         fused",
+         fused, {} attention scales moved to the queries",
         path.display(),
         converted.int8_matmuls,
         converted.fused.layer_norms,
-        converted.fused.rotary_embeddings
+        converted.fused.rotary_embeddings,
+        converted.fused.attention_scales
     );
     Ok(converted.onnx)
 }

@@ -10,12 +10,10 @@
 //!
 //! Modules: [`fb`] (checked flatbuffer reads), [`schema`] (the ORT schema's slots), [`read`]
 //! (ORT format to [`ir`]), [`int8`] (the int8 rewrite), [`fuse`] (norms and rotary embeddings
-//! as one operation each), [`proto`] (ir to ONNX protobuf).
+//! as one operation each, attention scales moved to the queries), [`proto`] (ir to ONNX protobuf).
 
 mod fb;
 mod fuse;
-#[cfg(test)]
-mod fuse_tests;
 mod int8;
 mod ir;
 mod proto;

@@ -1,9 +1,10 @@
 //! Tests of [`super::fuse`] on small graphs built as moonshine-base's are: a norm in the main
-//! graph, a rotary embedding inside an `If` branch that reads the main graph's frequencies.
+//! graph, a rotary embedding inside an `If` branch that reads the main graph's frequencies, an
+//! attention product scaled on both sides.
 
-use super::fuse::{Fused, ROTARY_POSITIONS, fuse};
-use super::ir::*;
-use super::schema::{FLOAT, INT64};
+use super::super::ir::*;
+use super::super::schema::{FLOAT, INT64};
+use super::{Fused, ROTARY_POSITIONS, fuse};
 use std::borrow::Cow;
 
 fn name(s: &str) -> Name<'static> {
@@ -115,7 +116,7 @@ fn a_mean_centred_norm_becomes_one_layer_normalization() {
         fused,
         Fused {
             layer_norms: 1,
-            rotary_embeddings: 0
+            ..Fused::default()
         }
     );
     assert_eq!(ops(&m.graph), ["LayerNormalization"]);
@@ -326,8 +327,8 @@ fn an_interleaved_rotary_embedding_becomes_one_operation_reading_tables() {
     assert_eq!(
         fuse(&mut m),
         Fused {
-            layer_norms: 0,
-            rotary_embeddings: 1
+            rotary_embeddings: 1,
+            ..Fused::default()
         }
     );
     let g = branch(&m);
@@ -424,8 +425,11 @@ fn node_at<'m>(m: &'m mut Model<'static>, (in_branch, i): (bool, usize)) -> &'m 
 
 #[test]
 fn a_damaged_graph_is_left_as_it_is_without_a_panic_or_an_endless_walk() {
-    let builders: [fn() -> Model<'static>; 2] =
-        [|| model(norm_graph(2.0, -1)), || rotary_model(&REAL)];
+    let builders: [fn() -> Model<'static>; 3] = [
+        || model(norm_graph(2.0, -1)),
+        || rotary_model(&REAL),
+        || model(scale_graph(&BOTH_SCALED)),
+    ];
     for build in builders {
         for place in places(&build()) {
             // A node of the pattern that lost its inputs, or all but the first: nothing fused.
@@ -447,5 +451,142 @@ fn a_damaged_graph_is_left_as_it_is_without_a_panic_or_an_endless_walk() {
             }
             fuse(&mut m);
         }
+    }
+}
+
+/// What an attention test graph differs in.
+struct Scaled {
+    /// Start of the slice of the query's shape that gives the head's width (-1: the last).
+    width_from: i64,
+    /// The keys' factor is the one computed from the width (else a vector of two).
+    key_factor_one_element: bool,
+    /// The query comes split into heads (`Transpose(Reshape(..))`), else straight from an input.
+    query_in_heads: bool,
+}
+
+const BOTH_SCALED: Scaled = Scaled {
+    width_from: -1,
+    key_factor_one_element: true,
+    query_in_heads: true,
+};
+
+/// `MatMul(q * s, k * s)`, `s = sqrt(1 / sqrt(width))` computed from the query's shape as
+/// moonshine-base does it, `q` two heads of 8 channels, `k` already transposed.
+fn scale_graph(s: &Scaled) -> Graph<'static> {
+    let mut nodes = Vec::new();
+    let query = if s.query_in_heads {
+        nodes.push(node("Reshape", &["proj", "heads"], "split", vec![]));
+        let perm = vec![("perm", Value::Ints(vec![0, 2, 1, 3]))];
+        nodes.push(node("Transpose", &["split"], "q", perm));
+        "q"
+    } else {
+        "proj"
+    };
+    nodes.extend([
+        node("Shape", &[query], "q_shape", vec![]),
+        node("Slice", &["q_shape", "from", "to_end"], "width", vec![]),
+        node("Cast", &["width"], "width_f", vec![("to", Value::Int(1))]),
+        node("Sqrt", &["width_f"], "root", vec![]),
+        node("Div", &["one", "root"], "inverse", vec![]),
+        node("Sqrt", &["inverse"], "s1", vec![]),
+        node("Sqrt", &["inverse"], "s2", vec![]),
+        node("Mul", &[query, "s1"], "qa", vec![]),
+    ]);
+    let key_factor = if s.key_factor_one_element {
+        "s2"
+    } else {
+        "pair"
+    };
+    nodes.push(node("Mul", &["keys_t", key_factor], "kb", vec![]));
+    nodes.push(node("MatMul", &["qa", "kb"], "scores", vec![]));
+    Graph {
+        nodes,
+        initializers: vec![
+            longs("heads", &[0, 0, 2, 8]),
+            longs("from", &[s.width_from]),
+            longs("to_end", &[i64::MAX]),
+            floats("one", &[1], &[1.0]),
+            floats("pair", &[2], &[0.5, 0.25]),
+        ],
+        inputs: vec![value("proj"), value("keys_t")],
+        outputs: vec![value("scores")],
+    }
+}
+
+#[test]
+fn an_attention_product_scaled_on_both_sides_is_scaled_on_the_query_by_channel() {
+    let mut m = model(scale_graph(&BOTH_SCALED));
+    assert_eq!(
+        fuse(&mut m),
+        Fused {
+            attention_scales: 1,
+            ..Fused::default()
+        }
+    );
+    // The factors' product widened to the head's 8 channels, on the query alone; the two
+    // scaled copies are gone.
+    assert_eq!(
+        ops(&m.graph),
+        [
+            "Reshape",
+            "Transpose",
+            "Shape",
+            "Slice",
+            "Cast",
+            "Sqrt",
+            "Div",
+            "Sqrt",
+            "Sqrt",
+            "Mul",
+            "Expand",
+            "Mul",
+            "MatMul"
+        ]
+    );
+    let at = |i: usize| &m.graph.nodes[i];
+    assert_eq!(at(9).inputs, [name("s1"), name("s2")]);
+    assert_eq!(
+        at(10).inputs,
+        [at(9).outputs[0].clone(), name("verbatim.width.8")]
+    );
+    assert_eq!(at(11).inputs, [name("q"), at(10).outputs[0].clone()]);
+    assert_eq!(at(12).inputs, [at(11).outputs[0].clone(), name("keys_t")]);
+    assert_eq!(at(12).outputs, [name("scores")]);
+    let width = m
+        .graph
+        .initializers
+        .iter()
+        .find(|t| t.name == name("verbatim.width.8"))
+        .expect("the width");
+    assert_eq!((width.data_type, &width.dims[..]), (INT64, &[1][..]));
+    assert_eq!(&width.raw[..], &8i64.to_le_bytes());
+    // Nothing here needs a newer opset.
+    assert_eq!(m.opsets[0], (name(""), 14));
+}
+
+#[test]
+fn an_attention_product_that_differs_is_left_alone() {
+    let look_alikes = [
+        // Two dimensions of the shape: the factor is not one element.
+        Scaled {
+            width_from: -2,
+            ..BOTH_SCALED
+        },
+        // The keys scaled by a vector: it does not move across the product.
+        Scaled {
+            key_factor_one_element: false,
+            ..BOTH_SCALED
+        },
+        // A query of unknown width.
+        Scaled {
+            query_in_heads: false,
+            ..BOTH_SCALED
+        },
+    ];
+    for (i, s) in look_alikes.iter().enumerate() {
+        let mut m = model(scale_graph(s));
+        let before = ops(&m.graph);
+        assert_eq!(fuse(&mut m), Fused::default(), "look-alike {i}");
+        assert_eq!(ops(&m.graph), before, "look-alike {i}");
     }
 }
