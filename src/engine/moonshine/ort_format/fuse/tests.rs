@@ -462,12 +462,25 @@ struct Scaled {
     key_factor_one_element: bool,
     /// The query comes split into heads (`Transpose(Reshape(..))`), else straight from an input.
     query_in_heads: bool,
+    /// How the width is taken from the query's shape.
+    width_by: Width,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Width {
+    /// `Slice(shape, width_from, end)`.
+    Slice,
+    /// `Gather(shape, 3)`, the index a scalar.
+    Gather,
+    /// `Gather(shape, [3])`: one element too, but not known to be here.
+    GatherByList,
 }
 
 const BOTH_SCALED: Scaled = Scaled {
     width_from: -1,
     key_factor_one_element: true,
     query_in_heads: true,
+    width_by: Width::Slice,
 };
 
 /// `MatMul(q * s, k * s)`, `s = sqrt(1 / sqrt(width))` computed from the query's shape as
@@ -484,7 +497,11 @@ fn scale_graph(s: &Scaled) -> Graph<'static> {
     };
     nodes.extend([
         node("Shape", &[query], "q_shape", vec![]),
-        node("Slice", &["q_shape", "from", "to_end"], "width", vec![]),
+        match s.width_by {
+            Width::Slice => node("Slice", &["q_shape", "from", "to_end"], "width", vec![]),
+            Width::Gather => node("Gather", &["q_shape", "last"], "width", vec![]),
+            Width::GatherByList => node("Gather", &["q_shape", "last_list"], "width", vec![]),
+        },
         node("Cast", &["width"], "width_f", vec![("to", Value::Int(1))]),
         node("Sqrt", &["width_f"], "root", vec![]),
         node("Div", &["one", "root"], "inverse", vec![]),
@@ -505,6 +522,11 @@ fn scale_graph(s: &Scaled) -> Graph<'static> {
             longs("heads", &[0, 0, 2, 8]),
             longs("from", &[s.width_from]),
             longs("to_end", &[i64::MAX]),
+            Tensor {
+                dims: Vec::new(),
+                ..longs("last", &[3])
+            },
+            longs("last_list", &[3]),
             floats("one", &[1], &[1.0]),
             floats("pair", &[2], &[0.5, 0.25]),
         ],
@@ -515,7 +537,17 @@ fn scale_graph(s: &Scaled) -> Graph<'static> {
 
 #[test]
 fn an_attention_product_scaled_on_both_sides_is_scaled_on_the_query_by_channel() {
-    let mut m = model(scale_graph(&BOTH_SCALED));
+    let gathered = Scaled {
+        width_by: Width::Gather,
+        ..BOTH_SCALED
+    };
+    for scaled in [BOTH_SCALED, gathered] {
+        attention_scale_moves_to_the_query(&scaled);
+    }
+}
+
+fn attention_scale_moves_to_the_query(scaled: &Scaled) {
+    let mut m = model(scale_graph(scaled));
     assert_eq!(
         fuse(&mut m),
         Fused {
@@ -531,7 +563,11 @@ fn an_attention_product_scaled_on_both_sides_is_scaled_on_the_query_by_channel()
             "Reshape",
             "Transpose",
             "Shape",
-            "Slice",
+            if scaled.width_by == Width::Slice {
+                "Slice"
+            } else {
+                "Gather"
+            },
             "Cast",
             "Sqrt",
             "Div",
@@ -580,6 +616,11 @@ fn an_attention_product_that_differs_is_left_alone() {
         // A query of unknown width.
         Scaled {
             query_in_heads: false,
+            ..BOTH_SCALED
+        },
+        // The width gathered by a list of indices: not taken as one element.
+        Scaled {
+            width_by: Width::GatherByList,
             ..BOTH_SCALED
         },
     ];
