@@ -100,11 +100,12 @@ pub(super) fn rotary<'a>(
         return None;
     };
     let (start, frequencies_name, frequencies) = positions(v, &angles)?;
-    let (heads, head) = heads_of(v, x, dims)?;
+    let (heads, head) = v.heads_of(x)?;
     let matches = of_x == x
         && end == dims
         && dims > 0
         && dims % 2 == 0
+        && head >= dims
         && kept_end >= head
         && angles == sin_angles
         && *odd_of == channels
@@ -183,24 +184,4 @@ fn positions<'a>(v: &View<'_, '_, 'a>, angles: &[u8]) -> Option<(Name<'a>, Vec<u
         && (v.joins_last_two_axes(doubled_shape, doubled_value)
             || v.values(doubled_shape) == Some(&[1.0, -1.0, values.len() as f64 * 2.0]));
     matches.then(|| (start.clone(), frequencies.to_vec(), values))
-}
-
-/// The heads and the channels of a head of `x = Transpose(Reshape(.., shape), [0, 2, 1, 3])`,
-/// the shape `[_, _, heads, head]` as a constant or a `Concat`, when the head holds at least
-/// `dims` channels.
-pub(super) fn heads_of(v: &View, x: &[u8], dims: i64) -> Option<(i64, i64)> {
-    let transpose = v.made_by(x, "Transpose")?;
-    let reshape = v.made_by(arg(transpose, 0)?, "Reshape")?;
-    let shape = reshape.inputs.get(1)?;
-    let (heads, head) = match v.values(shape) {
-        Some(&[_, _, heads, head]) => (heads as i64, head as i64),
-        _ => {
-            let [_, _, heads, head] = v.made_by(shape, "Concat")?.inputs.as_slice() else {
-                return None;
-            };
-            (v.scalar(heads)? as i64, v.scalar(head)? as i64)
-        }
-    };
-    (ints(transpose, "perm") == Some(&[0, 2, 1, 3][..]) && heads > 0 && head >= dims)
-        .then_some((heads, head))
 }

@@ -9,7 +9,6 @@
 use super::super::ir::*;
 use super::super::schema::INT64;
 use super::Added;
-use super::rotary::heads_of;
 use super::view::{View, arg, both_orders, node, owned};
 use std::borrow::Cow;
 
@@ -32,7 +31,7 @@ pub(super) fn attention_scale<'a>(
     };
     let (query, a) = one_element_factor(v, scaled_query)?;
     let (key, b) = one_element_factor(v, scaled_key)?;
-    let (_, head) = heads_of(v, query, 1)?;
+    let (_, head) = v.heads_of(query)?;
     let made = |suffix: &str| -> Name<'a> {
         let mut name = matmul.outputs[0].to_vec();
         name.extend_from_slice(suffix.as_bytes());

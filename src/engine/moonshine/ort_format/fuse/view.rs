@@ -122,6 +122,25 @@ impl<'g, 'a> View<'_, 'g, 'a> {
         };
         check().unwrap_or(false)
     }
+
+    /// The heads and the channels of a head of `x = Transpose(Reshape(.., shape), [0, 2, 1, 3])`,
+    /// the shape `[_, _, heads, head]` as a constant or a `Concat`: a value split into heads.
+    pub(super) fn heads_of(&self, x: &[u8]) -> Option<(i64, i64)> {
+        let transpose = self.made_by(x, "Transpose")?;
+        let reshape = self.made_by(arg(transpose, 0)?, "Reshape")?;
+        let shape = reshape.inputs.get(1)?;
+        let (heads, head) = match self.values(shape) {
+            Some(&[_, _, heads, head]) => (heads as i64, head as i64),
+            _ => {
+                let [_, _, heads, head] = self.made_by(shape, "Concat")?.inputs.as_slice() else {
+                    return None;
+                };
+                (self.scalar(heads)? as i64, self.scalar(head)? as i64)
+            }
+        };
+        (ints(transpose, "perm") == Some(&[0, 2, 1, 3][..]) && heads > 0 && head > 0)
+            .then_some((heads, head))
+    }
 }
 
 /// Input `i` of `n` (a damaged graph may give a node fewer inputs than its operator takes).
