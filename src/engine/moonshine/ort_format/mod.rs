@@ -32,7 +32,8 @@ pub struct Converted {
     pub onnx: Vec<u8>,
     /// Matrix products that now take int8 weights.
     pub int8_matmuls: usize,
-    /// Norms and rotary embeddings now one operation each.
+    /// Norms and rotary embeddings now one operation each, attention scales moved to the
+    /// queries.
     pub fused: Fused,
 }
 
