@@ -215,12 +215,15 @@ struct Opts {
     offset_steps: f32,
     /// The embedding also reads the weight (a Gather), so its chain stays.
     gathered: bool,
+    /// The Gather's `axis` attribute, when it has one.
+    gather_axis: Option<i64>,
     perm: &'static [i64],
 }
 
 const DEFAULT: Opts = Opts {
     offset_steps: 21.0,
     gathered: true,
+    gather_axis: None,
     perm: &[1, 0],
 };
 
@@ -264,7 +267,12 @@ fn model(o: &Opts) -> Vec<u8> {
     ];
     let mut outputs = vec!["xw", "y"];
     if o.gathered {
-        nodes.push(node(5, "Gather", &["w", "ids"], &["emb"], vec![]));
+        let axis = o
+            .gather_axis
+            .map(|a| attr_i("axis", a))
+            .into_iter()
+            .collect();
+        nodes.push(node(5, "Gather", &["w", "ids"], &["emb"], axis));
         outputs.push("emb");
     }
     let graph = T(vec![
@@ -425,24 +433,45 @@ fn int8_matmuls_become_dynamic_quantize_matmul_with_the_offset_as_zero_point() {
     assert_eq!(text(one(one(onnx, 8), 1)), "");
     let (graph, branches) = graphs(onnx);
 
-    // The main graph: the chain stays for the Gather, the MatMul takes q, its scale and zero.
+    // The main graph: the MatMul takes q, its scale and zero; the Gather takes q's rows and
+    // the chain's arithmetic moves after it, so the float weight is never made.
     let nodes: Vec<_> = all(graph, 1).into_iter().map(node_view).collect();
     let ops: Vec<&str> = nodes.iter().map(|n| n.0.as_str()).collect();
     assert_eq!(
         ops,
         [
-            "Cast",
-            "Mul",
-            "Add",
             "DynamicQuantizeMatMul",
             "If",
-            "Gather"
+            "Gather",
+            "Cast",
+            "Mul",
+            "Add"
         ]
     );
     let zero = "verbatim.int8_zero.-21";
-    assert_eq!(nodes[3].1, "com.microsoft");
-    assert_eq!(nodes[3].2, ["x", "q", "s", zero]);
-    assert_eq!(nodes[3].3, ["xw"]);
+    assert_eq!(nodes[0].1, "com.microsoft");
+    assert_eq!(nodes[0].2, ["x", "q", "s", zero]);
+    assert_eq!(nodes[0].3, ["xw"]);
+    let (rows, floats) = ("emb.verbatim_int8_rows", "emb.verbatim_float_rows");
+    let scaled = "emb.verbatim_scaled_rows";
+    let wiring: Vec<(Vec<&str>, Vec<&str>)> = nodes[2..]
+        .iter()
+        .map(|n| {
+            (
+                n.2.iter().map(String::as_str).collect(),
+                n.3.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        wiring,
+        [
+            (vec!["q", "ids"], vec![rows]),
+            (vec![rows], vec![floats]),
+            (vec![floats, "s"], vec![scaled]),
+            (vec![scaled, "z"], vec!["emb"]),
+        ]
+    );
 
     // Each branch: the transpose is an initializer now, read by the integer product.
     assert_eq!(branches.len(), 2);
@@ -527,6 +556,42 @@ fn weights_without_a_whole_zero_point_stay_float() {
                 .all(|b| b[0].0 == "Transpose" && b[1].0 == "MatMul")
         );
     }
+}
+
+#[test]
+fn a_gather_of_rows_reads_int8_rows_and_one_along_columns_keeps_the_chain() {
+    let ops = |gather_axis| {
+        let converted = onnx_from_ort(&model(&Opts {
+            gather_axis,
+            ..DEFAULT
+        }))
+        .unwrap();
+        let (graph, _) = graphs(&converted.onnx);
+        all(graph, 1)
+            .into_iter()
+            .map(|n| node_view(n).0)
+            .collect::<Vec<_>>()
+    };
+    let rows = [
+        "DynamicQuantizeMatMul",
+        "If",
+        "Gather",
+        "Cast",
+        "Mul",
+        "Add",
+    ];
+    assert_eq!(ops(Some(0)), rows);
+    assert_eq!(
+        ops(Some(1)),
+        [
+            "Cast",
+            "Mul",
+            "Add",
+            "DynamicQuantizeMatMul",
+            "If",
+            "Gather"
+        ]
+    );
 }
 
 #[test]
