@@ -1,6 +1,8 @@
 //! Memory of a loaded model: the process's resident set before loading, after loading and
-//! transcribing a 44 s real recording (the peak of a long request), and after unloading, per
-//! model, each in a fresh process so that one model's pages never hide another's.
+//! transcribing a short real recording (one chunk), then a 44 s one (the peak of a long request,
+//! several chunks: an engine that hears chunks side by side has made its second decoder state
+//! or copies), and after unloading, per model, each in a fresh process so that one model's pages
+//! never hide another's.
 //!
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
@@ -50,23 +52,15 @@ impl Loaded {
     }
 }
 
-/// One model, in this process: prints `model before loaded unloaded` (MiB).
-fn measure(model: &str) {
-    let models =
-        ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
-    let clip = format!(
-        "{}/corpus/clips/real-two-cities.wav",
-        env!("CARGO_MANIFEST_DIR")
-    );
+/// The corpus recording `name`, heard by `model` on `loaded`.
+fn hear(loaded: &Loaded, model: &str, name: &str) {
+    let clip = format!("{}/corpus/clips/{name}.wav", env!("CARGO_MANIFEST_DIR"));
     let samples = decode::decode_file(std::path::Path::new(&clip), None)
         .expect("the clip")
         .samples;
-    let chunks = vad::chunks_to_hear(&samples, true);
-    let before = resident_mib();
-    let loaded = Loaded::for_model(models, model);
     let request = EngineRequest {
         samples: &samples,
-        chunks,
+        chunks: vad::chunks_to_hear(&samples, true),
         trimmed_to_speech: true,
         language: LanguageChoice::Exact("en".into()),
         task: Task::Transcribe,
@@ -81,10 +75,21 @@ fn measure(model: &str) {
         .transcribe(model, &request)
         .expect("the engine transcribes");
     assert!(!heard.text.is_empty());
-    let with_model = resident_mib();
+}
+
+/// One model, in this process: prints `model before short long unloaded` (MiB).
+fn measure(model: &str) {
+    let models =
+        ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
+    let before = resident_mib();
+    let loaded = Loaded::for_model(models, model);
+    hear(&loaded, model, "real-goforward");
+    let short = resident_mib();
+    hear(&loaded, model, "real-two-cities");
+    let long = resident_mib();
     loaded.unload(model);
     let unloaded = resident_mib();
-    println!("{model} {before:.1} {with_model:.1} {unloaded:.1}");
+    println!("{model} {before:.1} {short:.1} {long:.1} {unloaded:.1}");
 }
 
 fn main() {
@@ -95,8 +100,10 @@ fn main() {
         measure(model);
         return;
     }
-    println!("| Model | RSS before | loaded, after a 44 s clip | after unloading |");
-    println!("|---|---:|---:|---:|");
+    println!(
+        "| Model | RSS before | loaded, after a 3 s clip | and after a 44 s clip | after unloading |"
+    );
+    println!("|---|---:|---:|---:|---:|");
     for model in &args {
         let out = Command::new(std::env::current_exe().unwrap())
             .args(["--one", model])
@@ -104,8 +111,8 @@ fn main() {
             .expect("a child process");
         let line = String::from_utf8_lossy(&out.stdout);
         let fields: Vec<&str> = line.split_whitespace().collect();
-        if let [id, before, loaded, unloaded] = fields.as_slice() {
-            println!("| {id} | {before} MiB | {loaded} MiB | {unloaded} MiB |");
+        if let [id, before, short, long, unloaded] = fields.as_slice() {
+            println!("| {id} | {before} MiB | {short} MiB | {long} MiB | {unloaded} MiB |");
         } else {
             eprintln!("{model}: {}", String::from_utf8_lossy(&out.stderr));
         }

@@ -10,7 +10,7 @@
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example engine_stages -- moonshine-base [LIST] [--rounds N] \
-//!     [--threads N] [--close-after S|off]
+//!     [--threads N] [--workers N] [--close-after S|off]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -56,15 +56,20 @@ fn clips(list: Option<&Path>) -> Vec<(PathBuf, Option<String>)> {
     }
 }
 
-fn engine_for(models: ModelDir, model: &str, threads: usize) -> Box<dyn Engine> {
+/// The engine of `model`; `workers`: a file's chunks heard at once (None: the engine's default).
+fn engine_for(
+    models: ModelDir,
+    model: &str,
+    threads: usize,
+    workers: Option<usize>,
+) -> Box<dyn Engine> {
+    use verbatim::engine::{moonshine::MoonshineEngine, whisper::WhisperEngine};
     let spec = verbatim::engine::catalog::find_model(model).expect("a model of the catalog");
-    match spec.engine {
-        "moonshine" => Box::new(verbatim::engine::moonshine::MoonshineEngine::new(
-            models, threads,
-        )),
-        _ => Box::new(verbatim::engine::whisper::WhisperEngine::new(
-            models, threads,
-        )),
+    match (spec.engine, workers) {
+        ("moonshine", None) => Box::new(MoonshineEngine::new(models, threads)),
+        ("moonshine", Some(n)) => Box::new(MoonshineEngine::new(models, threads).with_workers(n)),
+        (_, None) => Box::new(WhisperEngine::new(models, threads)),
+        (_, Some(n)) => Box::new(WhisperEngine::new(models, threads).with_workers(n)),
     }
 }
 
@@ -76,10 +81,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let model = args.next().expect("a model id");
     let (mut list, mut rounds, mut threads, mut close_after) = (None, 3usize, 2usize, None);
+    let mut workers = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--rounds" => rounds = args.next().and_then(|n| n.parse().ok()).expect("N"),
             "--threads" => threads = args.next().and_then(|n| n.parse().ok()).expect("N"),
+            "--workers" => workers = Some(args.next().and_then(|n| n.parse().ok()).expect("N")),
             "--close-after" => {
                 let value = args.next().expect("S or off");
                 close_after = Some(value.parse::<f64>().ok().filter(|s| *s > 0.0));
@@ -89,7 +96,7 @@ fn main() {
     }
     let models =
         ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
-    let engine = engine_for(models, &model, threads);
+    let engine = engine_for(models, &model, threads, workers);
     let audio: Vec<(PathBuf, Option<String>, Vec<f32>)> = clips(list.as_deref())
         .into_iter()
         .map(|(path, text)| {

@@ -1,7 +1,8 @@
 //! How the whisper engine hears a file's chunks: shared out among several decoder states, with
 //! the same text and segment times as one state hearing them in turn, segments in the file's
 //! order, and a cancelled request stopping every worker; the short tail after a chunk's last
-//! decoded timestamp heard through a window of its own, its words kept. Skipped without
+//! decoded timestamp heard through a window of its own, its words kept; the Moonshine engine's
+//! chunks shared out among copies of its model the same way. Skipped without
 //! VERBATIM_TEST_MODELS (fails under CI).
 
 #![cfg(feature = "whisper")]
@@ -143,4 +144,69 @@ fn the_short_tail_after_the_last_timestamp_is_heard_and_kept() {
         &normalize_numbers(&output.text),
     );
     assert!(errors * 10 <= words, "{errors} of {words}: {}", output.text);
+}
+
+/// The Moonshine engine shares a file's chunks out among copies of the model, one thread each,
+/// and reads them as one copy hearing them in turn.
+#[cfg(feature = "moonshine")]
+#[test]
+fn moonshine_chunks_heard_side_by_side_read_as_in_turn() {
+    use verbatim::engine::moonshine::MoonshineEngine;
+    let Some(models) = common::test_models_with_moonshine_base() else {
+        return;
+    };
+    let samples = recordings_apart();
+    let chunks = vad::chunks_to_hear(&samples, true);
+    assert!(chunks.len() >= 4, "{} chunks", chunks.len());
+    let alone = MoonshineEngine::new(models.clone(), 2).with_workers(1);
+    let shared = MoonshineEngine::new(models.clone(), 2).with_workers(2);
+    let one = hear(
+        &alone,
+        "moonshine-base",
+        &samples,
+        true,
+        "en",
+        Task::Transcribe,
+        false,
+    );
+    let two = hear(
+        &shared,
+        "moonshine-base",
+        &samples,
+        true,
+        "en",
+        Task::Transcribe,
+        false,
+    );
+    assert_eq!(one.segments.len(), chunks.len(), "{:?}", one.segments);
+    assert_eq!(one.text, two.text);
+    assert_eq!(one.segments, two.segments);
+
+    // A cancelled request stops both copies; the engine hears the next one.
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let request = EngineRequest {
+        samples: &samples,
+        chunks: chunks.clone(),
+        trimmed_to_speech: true,
+        language: LanguageChoice::Exact("en".into()),
+        task: Task::Transcribe,
+        initial_prompt: None,
+        words: false,
+        cancel,
+        calls_at_once: 1,
+        provisional: false,
+    };
+    let result = shared.transcribe("moonshine-base", &request);
+    assert!(matches!(result, Err(EngineError::Cancelled)), "{result:?}");
+    let again = hear(
+        &shared,
+        "moonshine-base",
+        &samples,
+        true,
+        "en",
+        Task::Transcribe,
+        false,
+    );
+    assert_eq!(again.text, one.text);
 }

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::models::ModelDir;
@@ -17,6 +18,7 @@ use super::{
 };
 
 pub mod catalog;
+mod copies;
 pub mod install;
 mod model;
 pub mod ort_format;
@@ -25,7 +27,7 @@ pub mod tokenizer;
 
 pub use catalog::{MOONSHINE_ENGINE, MOONSHINE_MODELS, MoonshineModel, moonshine_model};
 
-use model::Model;
+use copies::Copies;
 
 /// Samples per second.
 const SAMPLE_RATE: f64 = 16_000.0;
@@ -35,10 +37,22 @@ const MIN_CHUNK_SAMPLES: usize = 1_600;
 /// See [`MoonshineEngine::close_file_chunks_after`].
 const FILE_CHUNKS_CLOSE_AFTER_SECONDS: f64 = 12.0;
 
+/// Chunks of a file heard at once: two once there are two threads to split. A decoder step
+/// keeps a second thread busy only a third of the time: on a 2-core machine one copy of
+/// moonshine-base heard the corpus's five-minute file in 10.8 s on one thread and 8.2 s on
+/// two, and two copies of one thread each heard it twice at once in 11.0 s each
+/// (`engine_stages --threads`, docs/performance.md).
+fn default_workers(threads: usize) -> usize {
+    if threads >= 2 { 2 } else { 1 }
+}
+
 pub struct MoonshineEngine {
     models: ModelDir,
     threads: usize,
-    loaded: Mutex<HashMap<&'static str, Arc<Mutex<Model>>>>,
+    /// Chunks of a file heard at once, each on a copy of the model with its share of the
+    /// threads.
+    workers: usize,
+    loaded: Mutex<HashMap<&'static str, Arc<Copies>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -71,11 +85,19 @@ impl MoonshineEngine {
         MoonshineEngine {
             models,
             threads,
+            workers: default_workers(threads),
             loaded: Mutex::new(HashMap::new()),
         }
     }
 
-    fn load(&self, id: &str) -> Result<Arc<Mutex<Model>>, EngineError> {
+    /// The same engine hearing a file's chunks `workers` at a time (benchmarks and tests compare
+    /// them; the server uses the default).
+    pub fn with_workers(mut self, workers: usize) -> MoonshineEngine {
+        self.workers = workers.max(1);
+        self
+    }
+
+    fn load(&self, id: &str) -> Result<Arc<Copies>, EngineError> {
         let model = moonshine_model(id).ok_or_else(|| EngineError::UnknownModel(id.into()))?;
         let mut loaded = lock(&self.loaded);
         if let Some(hit) = loaded.get(model.spec.id) {
@@ -89,12 +111,13 @@ impl MoonshineEngine {
             });
         }
         let environment = runtime::environment(&self.models)?;
-        let entry = Arc::new(Mutex::new(Model::load(
+        let entry = Arc::new(Copies::load(
             environment,
             &folder,
             model,
             self.threads,
-        )?));
+            self.workers,
+        )?);
         tracing::info!("loaded model {} from {}", model.spec.id, folder.display());
         loaded.insert(model.spec.id, entry.clone());
         Ok(entry)
@@ -117,6 +140,10 @@ fn check_language(language: &LanguageChoice) -> Result<(), EngineError> {
 impl Engine for MoonshineEngine {
     fn id(&self) -> &'static str {
         MOONSHINE_ENGINE
+    }
+
+    fn chunks_at_once(&self) -> usize {
+        self.workers
     }
 
     /// Moonshine's encoder attends over the whole chunk and every decoder step reads all of it,
@@ -157,48 +184,17 @@ impl Engine for MoonshineEngine {
             )));
         }
         check_language(&request.language)?;
-        let loaded = self.load(model)?;
-        let mut segments = Vec::new();
-        for chunk in &request.chunks {
-            let Some(samples) = request.samples.get(chunk.clone()) else {
-                continue;
-            };
-            if samples.len() < MIN_CHUNK_SAMPLES {
-                continue;
-            }
-            let seconds = samples.len() as f64 / SAMPLE_RATE;
-            let (heard, text) = {
-                let mut model = lock(&loaded);
-                let heard = model.hear(
-                    samples,
-                    guard::max_tokens(seconds),
-                    request.trimmed_to_speech,
-                    &request.cancel,
-                )?;
-                let text = model.tokenizer.decode(&heard.tokens);
-                (heard, text)
-            };
-            if text.is_empty() {
-                continue;
-            }
-            let start = chunk.start as f64 / SAMPLE_RATE;
-            let segment = Segment {
-                detail: Some(SegmentDetail {
-                    tokens: heard.tokens.iter().map(|&t| t as i32).collect(),
-                    avg_logprob: heard.avg_logprob,
-                    no_speech_prob: 0.0,
-                    temperature: 0.0,
-                    compression_ratio: super::words::compression_ratio(&text),
-                }),
-                ..Segment::new(start, start + seconds, text)
-            };
-            let mut heard_here = vec![segment];
-            if guard::trouble(&heard_here, seconds).is_some_and(|t| t.is_loop()) {
-                tracing::warn!(model, start, "moonshine looped; the loop is cut");
-                heard_here = guard::cut_loops(heard_here);
-            }
-            segments.extend(heard_here);
-        }
+        let copies = self.load(model)?;
+        let calls = request.calls_at_once.max(1);
+        let workers = self.workers.min(request.chunks.len());
+        let heard = if calls == 1 && workers > 1 {
+            hear_side_by_side(&copies, request, workers)?
+        } else {
+            (0..request.chunks.len())
+                .map(|index| hear_chunk(&copies, request, index, calls))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let segments: Vec<Segment> = heard.into_iter().flatten().collect();
         let text = guard::joined(&segments);
         Ok(EngineOutput {
             text,
@@ -207,6 +203,104 @@ impl Engine for MoonshineEngine {
             processing_time: None,
         })
     }
+}
+
+/// The segments the request's chunk `index` holds (none when it is too short or says nothing),
+/// heard on a copy for `calls` calls at once; a loop that gets past the decoder is cut.
+fn hear_chunk(
+    copies: &Copies,
+    request: &EngineRequest<'_>,
+    index: usize,
+    calls: usize,
+) -> Result<Vec<Segment>, EngineError> {
+    let chunk = &request.chunks[index];
+    let Some(samples) = request.samples.get(chunk.clone()) else {
+        return Ok(Vec::new());
+    };
+    if samples.len() < MIN_CHUNK_SAMPLES {
+        return Ok(Vec::new());
+    }
+    let seconds = samples.len() as f64 / SAMPLE_RATE;
+    let (heard, text) = copies.with_copy(calls, |model| {
+        let heard = model.hear(
+            samples,
+            guard::max_tokens(seconds),
+            request.trimmed_to_speech,
+            &request.cancel,
+        )?;
+        let text = model.tokenizer.decode(&heard.tokens);
+        Ok((heard, text))
+    })?;
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    let start = chunk.start as f64 / SAMPLE_RATE;
+    let segment = Segment {
+        detail: Some(SegmentDetail {
+            tokens: heard.tokens.iter().map(|&t| t as i32).collect(),
+            avg_logprob: heard.avg_logprob,
+            no_speech_prob: 0.0,
+            temperature: 0.0,
+            compression_ratio: super::words::compression_ratio(&text),
+        }),
+        ..Segment::new(start, start + seconds, text)
+    };
+    let mut heard_here = vec![segment];
+    if guard::trouble(&heard_here, seconds).is_some_and(|t| t.is_loop()) {
+        tracing::warn!(
+            model = copies.id(),
+            start,
+            "moonshine looped; the loop is cut"
+        );
+        heard_here = guard::cut_loops(heard_here);
+    }
+    Ok(heard_here)
+}
+
+/// Every chunk of the request, shared out among `workers` side copies on scoped threads, each
+/// taking the next chunk not yet taken; the segments in the chunks' order. The first error wins
+/// (the others take no further chunk; a cancelled request stops each at its next check).
+fn hear_side_by_side(
+    copies: &Copies,
+    request: &EngineRequest<'_>,
+    workers: usize,
+) -> Result<Vec<Vec<Segment>>, EngineError> {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let take = || {
+        let index = next.fetch_add(1, Ordering::Relaxed);
+        (!failed.load(Ordering::Relaxed) && index < request.chunks.len()).then_some(index)
+    };
+    let work = || -> Result<Vec<(usize, Vec<Segment>)>, EngineError> {
+        let mut heard = Vec::new();
+        while let Some(index) = take() {
+            match hear_chunk(copies, request, index, workers) {
+                Ok(segments) => heard.push((index, segments)),
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(heard)
+    };
+    let results = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+        let mut results = vec![work()];
+        for worker in others {
+            results.push(worker.join().unwrap_or_else(|_| {
+                Err(EngineError::Failed("a Moonshine thread panicked".into()))
+            }));
+        }
+        results
+    });
+    let mut by_chunk = vec![Vec::new(); request.chunks.len()];
+    for result in results {
+        for (index, segments) in result? {
+            by_chunk[index] = segments;
+        }
+    }
+    Ok(by_chunk)
 }
 
 #[cfg(test)]
