@@ -36,6 +36,24 @@ fn recordings_apart() -> Vec<f32> {
     samples
 }
 
+/// A request for `samples` in English, cancelled before it is made.
+fn cancelled(samples: &[f32]) -> EngineRequest<'_> {
+    let cancel = Cancel::new();
+    cancel.cancel();
+    EngineRequest {
+        samples,
+        chunks: vad::chunks_to_hear(samples, true),
+        trimmed_to_speech: true,
+        language: LanguageChoice::Exact("en".into()),
+        task: Task::Transcribe,
+        initial_prompt: None,
+        words: false,
+        cancel,
+        calls_at_once: 1,
+        provisional: false,
+    }
+}
+
 #[test]
 fn chunks_heard_by_two_workers_read_as_by_one() {
     let Some(models) = test_models() else { return };
@@ -79,21 +97,7 @@ fn a_cancelled_request_stops_every_worker() {
     let Some(models) = test_models() else { return };
     let samples = recordings_apart();
     let engine = WhisperEngine::new(models, 2).with_workers(2);
-    let cancel = Cancel::new();
-    cancel.cancel();
-    let request = EngineRequest {
-        samples: &samples,
-        chunks: vad::chunks_to_hear(&samples, true),
-        trimmed_to_speech: true,
-        language: LanguageChoice::Exact("en".into()),
-        task: Task::Transcribe,
-        initial_prompt: None,
-        words: false,
-        cancel,
-        calls_at_once: 1,
-        provisional: false,
-    };
-    let result = engine.transcribe("tiny.en", &request);
+    let result = engine.transcribe("tiny.en", &cancelled(&samples));
     assert!(matches!(result, Err(EngineError::Cancelled)), "{result:?}");
     // The engine still hears the next request.
     let heard = hear(
@@ -183,21 +187,7 @@ fn moonshine_chunks_heard_side_by_side_read_as_in_turn() {
     assert_eq!(one.segments, two.segments);
 
     // A cancelled request stops both copies; the engine hears the next one.
-    let cancel = Cancel::new();
-    cancel.cancel();
-    let request = EngineRequest {
-        samples: &samples,
-        chunks: chunks.clone(),
-        trimmed_to_speech: true,
-        language: LanguageChoice::Exact("en".into()),
-        task: Task::Transcribe,
-        initial_prompt: None,
-        words: false,
-        cancel,
-        calls_at_once: 1,
-        provisional: false,
-    };
-    let result = shared.transcribe("moonshine-base", &request);
+    let result = shared.transcribe("moonshine-base", &cancelled(&samples));
     assert!(matches!(result, Err(EngineError::Cancelled)), "{result:?}");
     let again = hear(
         &shared,
