@@ -2,7 +2,9 @@
 //! threads, and those that hear a file's chunks side by side, on a share of the threads each.
 //! ONNX Runtime's sessions are not shared between threads, so each call at once needs a copy of
 //! its own; side copies are made when a file first needs them, and their packed int8 weights are
-//! the first copy's (one container for all).
+//! the first copy's (one container for all). There are never more side copies than calls at
+//! once: a file's chunks go out `workers` at a time, and the transcription queue lets one file
+//! at a time use the engine.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};

@@ -106,9 +106,9 @@ impl Model {
                 .with_intra_threads(threads.max(1))
                 .map_err(|e| load(e.into()))?
                 // Threads that wait for work sleep instead of spinning: a decoder step is
-                // hundreds of small operations, and spinning between them cost a second core
-                // nearly as much time as the work (short clips took 12 % longer with it, at
-                // half again the CPU time) and starves copies hearing other chunks.
+                // hundreds of small operations, and spinning between them kept the second core
+                // busy for nothing (short clips took about 15 % longer with it, at 1.4 times
+                // the CPU time; docs/performance.md) and starves copies hearing other chunks.
                 .with_config_entry("session.intra_op.allow_spinning", "0")
                 .map_err(|e| load(e.into()))?
                 .with_prepacked_weights(prepacked)

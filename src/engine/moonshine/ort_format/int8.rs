@@ -246,47 +246,32 @@ fn gather_int8_rows<'a>(g: &mut Graph<'a>, chains: &HashMap<Name<'a>, Quantized<
         n.inputs[0] = c.q.clone();
         n.outputs = vec![rows.clone()];
         nodes.push(n);
-        let to_float = Attribute {
-            name: Cow::Borrowed(b"to"),
-            value: Value::Int(FLOAT as i64),
-        };
-        nodes.push(plain_node(
-            b"Cast",
+        nodes.push(node(
+            floats.clone(),
+            "Cast",
+            "",
             vec![rows],
             floats.clone(),
-            vec![to_float],
+            vec![("to", Value::Int(FLOAT as i64))],
         ));
-        nodes.push(plain_node(
-            b"Mul",
+        nodes.push(node(
+            scaled.clone(),
+            "Mul",
+            "",
             vec![floats, c.scale.clone()],
             scaled.clone(),
             Vec::new(),
         ));
-        nodes.push(plain_node(
-            b"Add",
+        nodes.push(node(
+            out.clone(),
+            "Add",
+            "",
             vec![scaled, c.offset.clone()],
             out,
             Vec::new(),
         ));
     }
     g.nodes = nodes;
-}
-
-/// A node of the default domain, named after its one output.
-fn plain_node<'a>(
-    op: &'static [u8],
-    inputs: Vec<Name<'a>>,
-    output: Name<'a>,
-    attributes: Vec<Attribute<'a>>,
-) -> Node<'a> {
-    Node {
-        name: output.clone(),
-        op: Cow::Borrowed(op),
-        domain: Cow::Borrowed(b""),
-        inputs,
-        outputs: vec![output],
-        attributes,
-    }
 }
 
 /// Rewrites the MatMuls of `g` and its subgraphs; returns how many.

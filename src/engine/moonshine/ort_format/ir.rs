@@ -98,3 +98,33 @@ pub fn collect_uses<'a>(g: &Graph<'a>, used: &mut HashSet<Name<'a>>) {
     }
     used.extend(g.outputs.iter().map(|o| o.name.clone()));
 }
+
+/// A name of its own from `s`.
+pub(super) fn owned(s: &str) -> Name<'static> {
+    Cow::Owned(s.as_bytes().to_vec())
+}
+
+/// A node with one output; attributes by name.
+pub(super) fn node<'a>(
+    name: Name<'a>,
+    op: &str,
+    domain: &str,
+    inputs: Vec<Name<'a>>,
+    output: Name<'a>,
+    attributes: Vec<(&str, Value<'a>)>,
+) -> Node<'a> {
+    Node {
+        name,
+        op: owned(op),
+        domain: owned(domain),
+        inputs,
+        outputs: vec![output],
+        attributes: attributes
+            .into_iter()
+            .map(|(name, value)| Attribute {
+                name: owned(name),
+                value,
+            })
+            .collect(),
+    }
+}

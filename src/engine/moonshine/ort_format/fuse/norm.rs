@@ -1,7 +1,7 @@
 //! Mean-centred norms as one `LayerNormalization`.
 
 use super::super::ir::*;
-use super::view::{View, arg, both_orders, int, ints, node, renamed};
+use super::view::{View, arg, both_orders, int, ints, renamed};
 
 /// `Mul(Div(x - mean(x), sqrt(mean((x - mean(x))^2) + eps)), weight)`, both means over the last
 /// axis, as `LayerNormalization(x, weight)`.

@@ -4,7 +4,7 @@
 use super::super::ir::*;
 use super::super::schema::FLOAT;
 use super::Added;
-use super::view::{View, arg, both_orders, int, ints, node, owned, renamed};
+use super::view::{View, arg, both_orders, int, ints, renamed};
 use std::borrow::Cow;
 
 /// Positions the rotary tables cover. A chunk (at most 30 s) is about 1,250 encoder frames and

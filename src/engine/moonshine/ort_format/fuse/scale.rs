@@ -9,7 +9,7 @@
 use super::super::ir::*;
 use super::super::schema::INT64;
 use super::Added;
-use super::view::{View, arg, both_orders, node, owned};
+use super::view::{View, arg, both_orders};
 use std::borrow::Cow;
 
 /// How deep [`one_element`] follows a factor back (a damaged graph may loop).

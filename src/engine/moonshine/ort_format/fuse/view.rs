@@ -170,34 +170,6 @@ pub(super) fn both_orders<'n, 'a>(n: &'n Node<'a>) -> Vec<(&'n Name<'a>, &'n Nam
     }
 }
 
-pub(super) fn owned(s: &str) -> Name<'static> {
-    Cow::Owned(s.as_bytes().to_vec())
-}
-
-pub(super) fn node<'a>(
-    name: Name<'a>,
-    op: &str,
-    domain: &str,
-    inputs: Vec<Name<'a>>,
-    output: Name<'a>,
-    attributes: Vec<(&str, Value<'a>)>,
-) -> Node<'a> {
-    Node {
-        name,
-        op: owned(op),
-        domain: owned(domain),
-        inputs,
-        outputs: vec![output],
-        attributes: attributes
-            .into_iter()
-            .map(|(name, value)| Attribute {
-                name: owned(name),
-                value,
-            })
-            .collect(),
-    }
-}
-
 pub(super) fn renamed<'a>(n: &Node<'a>, suffix: &str) -> Name<'a> {
     let mut name = n.name.to_vec();
     name.extend_from_slice(suffix.as_bytes());
