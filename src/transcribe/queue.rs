@@ -1,6 +1,9 @@
 //! The bounded queue in front of the engine: a fixed number of slots, a bounded number of
 //! requests waiting for one, and 503 past that. A slot is held until the engine call it
-//! guards has finished, even when the request that took it is gone.
+//! guards has finished, even when the request that took it is gone. Short clips waiting
+//! together share a slot: each heard in one call on its share of the engine's threads
+//! ([`Queue::acquire_share`]), which hears more of them in the same time than one after the
+//! other on every thread.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,39 +28,165 @@ pub struct Queue {
     max_waiting: usize,
 }
 
-/// Free slots and the waiters, first come first served within each line.
+/// Free slots, the slots shared out, and the waiters, first come first served within each
+/// line.
 struct Turns {
     free: usize,
-    urgent: VecDeque<oneshot::Sender<Slot>>,
-    ordinary: VecDeque<oneshot::Sender<Slot>>,
+    shared: Vec<SharedSlot>,
+    next_share: u64,
+    urgent: VecDeque<Waiter>,
+    ordinary: VecDeque<Waiter>,
+}
+
+/// A slot whose engine calls run side by side, each on `1 / at_once` of the threads.
+struct SharedSlot {
+    id: u64,
+    holders: usize,
+    at_once: usize,
+}
+
+/// Someone in line: what they wait for, and where their slot goes.
+struct Waiter {
+    wants: Wants,
+    reply: oneshot::Sender<Slot>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wants {
+    /// The engine to themselves, for as many calls as the work needs.
+    Whole,
+    /// One engine call, which may run beside `at_once - 1` others.
+    Share { at_once: usize },
 }
 
 /// A slot: the engine may run while this is alive. Dropped, it goes to the next waiter (urgent
 /// ones first).
-pub struct Slot(Option<Arc<Mutex<Turns>>>);
+pub struct Slot {
+    turns: Option<Arc<Mutex<Turns>>>,
+    /// The shared slot this is a share of, and how many calls it runs side by side.
+    share: Option<(u64, usize)>,
+}
+
+impl Slot {
+    /// Engine calls this slot's call may run beside: its call takes that share of the threads.
+    pub fn calls_at_once(&self) -> usize {
+        self.share.map_or(1, |(_, at_once)| at_once)
+    }
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let Some(turns) = self.0.take() else {
+        let Some(turns) = self.turns.take() else {
             return;
         };
-        loop {
+        let granted = {
             let mut state = lock(&turns);
-            let Some(next) = state
-                .urgent
-                .pop_front()
-                .or_else(|| state.ordinary.pop_front())
-            else {
-                state.free += 1;
-                return;
-            };
-            drop(state);
-            match next.send(Slot(Some(turns.clone()))) {
-                Ok(()) => return,
-                // That waiter left: the slot goes to the next one.
-                Err(mut unclaimed) => unclaimed.0 = None,
+            state.release(self.share);
+            state.hand_out(&turns)
+        };
+        // Outside the lock: a slot a waiter no longer takes is dropped, and hands itself on.
+        for (reply, slot) in granted {
+            let _ = reply.send(slot);
+        }
+    }
+}
+
+impl Turns {
+    /// Gives back a whole slot or one share of a shared slot (the slot once its last share).
+    fn release(&mut self, share: Option<(u64, usize)>) {
+        let Some((id, _)) = share else {
+            self.free += 1;
+            return;
+        };
+        if let Some(at) = self.shared.iter().position(|s| s.id == id) {
+            self.shared[at].holders -= 1;
+            if self.shared[at].holders == 0 {
+                self.shared.swap_remove(at);
+                self.free += 1;
             }
         }
+    }
+
+    /// Slots for the waiters at the head of the lines (urgent first), as far as they go: a
+    /// waiter never passes the one before it, so a whole slot awaited is not kept busy by
+    /// shares that keep coming.
+    fn hand_out(&mut self, turns: &Arc<Mutex<Turns>>) -> Vec<(oneshot::Sender<Slot>, Slot)> {
+        let mut granted = Vec::new();
+        loop {
+            let urgent = self.urgent.front().is_some();
+            let Some(head) = self.urgent.front().or(self.ordinary.front()) else {
+                break;
+            };
+            let Some(share) = self.place_for(head.wants, 1) else {
+                break;
+            };
+            let line = if urgent {
+                &mut self.urgent
+            } else {
+                &mut self.ordinary
+            };
+            if let Some(waiter) = line.pop_front() {
+                let slot = Slot {
+                    turns: Some(turns.clone()),
+                    share,
+                };
+                granted.push((waiter.reply, slot));
+            }
+        }
+        granted
+    }
+
+    /// Takes a place for what `wants` asks, if there is one now: `Some(None)` a whole slot,
+    /// `Some(Some(share))` a share of a shared slot; None to wait. A share opens a slot for
+    /// sharing only when another share waits behind the one asking (`behind` counts the asker
+    /// itself when it is in line): alone, its call takes every thread.
+    fn place_for(&mut self, wants: Wants, behind: usize) -> Option<Option<(u64, usize)>> {
+        match wants {
+            Wants::Whole => {
+                (self.free > 0).then(|| {
+                    self.free -= 1;
+                })?;
+                Some(None)
+            }
+            Wants::Share { at_once } => {
+                if let Some(slot) = self
+                    .shared
+                    .iter_mut()
+                    .find(|s| s.at_once == at_once && s.holders < at_once)
+                {
+                    slot.holders += 1;
+                    return Some(Some((slot.id, at_once)));
+                }
+                if self.free == 0 {
+                    return None;
+                }
+                self.free -= 1;
+                if self.shares_waiting() <= behind {
+                    return Some(None);
+                }
+                let id = self.next_share;
+                self.next_share += 1;
+                self.shared.push(SharedSlot {
+                    id,
+                    holders: 1,
+                    at_once,
+                });
+                Some(Some((id, at_once)))
+            }
+        }
+    }
+
+    /// Waiters in line for a share who are still there.
+    fn shares_waiting(&self) -> usize {
+        self.urgent
+            .iter()
+            .chain(&self.ordinary)
+            .filter(|w| matches!(w.wants, Wants::Share { .. }) && !w.reply.is_closed())
+            .count()
+    }
+
+    fn nobody_waits(&self) -> bool {
+        self.urgent.is_empty() && self.ordinary.is_empty()
     }
 }
 
@@ -77,6 +206,8 @@ impl Queue {
         Queue {
             turns: Arc::new(Mutex::new(Turns {
                 free: slots.max(1),
+                shared: Vec::new(),
+                next_share: 0,
                 urgent: VecDeque::new(),
                 ordinary: VecDeque::new(),
             })),
@@ -87,7 +218,24 @@ impl Queue {
 
     /// A free slot, after waiting in the queue if there is room in it.
     pub async fn acquire(&self) -> Result<Slot, TranscribeError> {
-        if let Some(slot) = self.try_acquire() {
+        self.acquire_in_line(Wants::Whole).await
+    }
+
+    /// A place for one short clip heard in one engine call, after waiting in the queue if there
+    /// is room in it. When other such clips wait too, up to `at_once` of them share a slot, each
+    /// call on its share of the threads ([`Slot::calls_at_once`]); alone, the clip has the slot
+    /// and every thread to itself.
+    pub async fn acquire_share(&self, at_once: usize) -> Result<Slot, TranscribeError> {
+        let wants = if at_once > 1 {
+            Wants::Share { at_once }
+        } else {
+            Wants::Whole
+        };
+        self.acquire_in_line(wants).await
+    }
+
+    async fn acquire_in_line(&self, wants: Wants) -> Result<Slot, TranscribeError> {
+        if let Some(slot) = self.take_now(wants) {
             return Ok(slot);
         }
         let waiting = Waiting(&self.waiting);
@@ -96,7 +244,7 @@ impl Queue {
                 retry_after_secs: RETRY_AFTER_SECS,
             });
         }
-        let slot = self.take(false).await;
+        let slot = self.take(wants, false).await;
         drop(waiting);
         slot
     }
@@ -105,36 +253,53 @@ impl Queue {
     /// transcription, or an upload taking the engine back after letting one go): ahead of
     /// every request in the queue, however many wait.
     pub async fn acquire_admitted(&self) -> Result<Slot, TranscribeError> {
-        self.take(true).await
+        self.take(Wants::Whole, true).await
     }
 
     /// A slot if one is free now, for work worth doing only while the engine is idle
     /// (provisional text): it never waits.
     pub fn try_acquire(&self) -> Option<Slot> {
-        let mut turns = lock(&self.turns);
-        (turns.free > 0).then(|| {
-            turns.free -= 1;
-            Slot(Some(self.turns.clone()))
-        })
+        self.take_now(Wants::Whole)
     }
 
     /// Whether admitted work waits for a slot: an upload holding one lets it go first.
     pub fn urgent_waiting(&self) -> bool {
-        lock(&self.turns).urgent.iter().any(|w| !w.is_closed())
+        lock(&self.turns)
+            .urgent
+            .iter()
+            .any(|w| !w.reply.is_closed())
     }
 
-    async fn take(&self, urgent: bool) -> Result<Slot, TranscribeError> {
+    /// A place now, when nobody waits (else the asker goes in line behind them).
+    fn take_now(&self, wants: Wants) -> Option<Slot> {
+        let mut turns = lock(&self.turns);
+        if !turns.nobody_waits() {
+            return None;
+        }
+        let share = turns.place_for(wants, 0)?;
+        Some(Slot {
+            turns: Some(self.turns.clone()),
+            share,
+        })
+    }
+
+    async fn take(&self, wants: Wants, urgent: bool) -> Result<Slot, TranscribeError> {
         let turn = {
             let mut turns = lock(&self.turns);
-            if turns.free > 0 {
-                turns.free -= 1;
-                return Ok(Slot(Some(self.turns.clone())));
+            if turns.nobody_waits()
+                && let Some(share) = turns.place_for(wants, 0)
+            {
+                return Ok(Slot {
+                    turns: Some(self.turns.clone()),
+                    share,
+                });
             }
-            let (sender, turn) = oneshot::channel();
+            let (reply, turn) = oneshot::channel();
+            let waiter = Waiter { wants, reply };
             if urgent {
-                turns.urgent.push_back(sender);
+                turns.urgent.push_back(waiter);
             } else {
-                turns.ordinary.push_back(sender);
+                turns.ordinary.push_back(waiter);
             }
             turn
         };
@@ -246,6 +411,99 @@ mod tests {
             ["live chunk", "upload 1", "upload 2"]
         );
         assert_eq!(queue.free_slots(), 1);
+    }
+
+    /// A task waiting for a share of a slot (`at_once` calls), or for a whole one (None).
+    fn waiter(
+        queue: &Arc<Queue>,
+        at_once: Option<usize>,
+    ) -> tokio::task::JoinHandle<Result<Slot, TranscribeError>> {
+        let queue = queue.clone();
+        tokio::spawn(async move {
+            match at_once {
+                Some(at_once) => queue.acquire_share(at_once).await,
+                None => queue.acquire().await,
+            }
+        })
+    }
+
+    async fn until_waiting(queue: &Queue, count: usize) {
+        while queue.waiting() < count {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn short_clips_waiting_together_share_a_slot_and_a_whole_one_waits_for_both() {
+        let queue = Arc::new(Queue::new(1, 8));
+        let running = queue.acquire().await.ok().unwrap();
+        let first = waiter(&queue, Some(2));
+        until_waiting(&queue, 1).await;
+        let second = waiter(&queue, Some(2));
+        until_waiting(&queue, 2).await;
+        let whole = waiter(&queue, None);
+        until_waiting(&queue, 3).await;
+        drop(running);
+        let first = first.await.unwrap().ok().unwrap();
+        let second = second.await.unwrap().ok().unwrap();
+        assert_eq!((first.calls_at_once(), second.calls_at_once()), (2, 2));
+        assert_eq!(queue.free_slots(), 0);
+        drop(first);
+        tokio::task::yield_now().await;
+        assert!(!whole.is_finished(), "one share still runs");
+        drop(second);
+        let whole = whole.await.unwrap().ok().unwrap();
+        assert_eq!(whole.calls_at_once(), 1);
+        drop(whole);
+        assert_eq!((queue.free_slots(), queue.waiting()), (1, 0));
+    }
+
+    #[tokio::test]
+    async fn a_short_clip_alone_has_the_slot_to_itself() {
+        let queue = Arc::new(Queue::new(1, 8));
+        let alone = queue.acquire_share(2).await.ok().unwrap();
+        assert_eq!(alone.calls_at_once(), 1);
+        assert_eq!(queue.free_slots(), 0);
+        // The slot is not shared out after the fact: the next clip waits for it.
+        let next = waiter(&queue, Some(2));
+        until_waiting(&queue, 1).await;
+        drop(alone);
+        assert_eq!(next.await.unwrap().ok().unwrap().calls_at_once(), 1);
+        // An engine that hears one call at a time never shares.
+        let one = queue.acquire_share(1).await.ok().unwrap();
+        let other = waiter(&queue, Some(1));
+        let third = waiter(&queue, Some(1));
+        until_waiting(&queue, 2).await;
+        drop(one);
+        let other = other.await.unwrap().ok().unwrap();
+        assert_eq!(other.calls_at_once(), 1);
+        assert!(!third.is_finished());
+    }
+
+    #[tokio::test]
+    async fn shares_never_pass_a_whole_slot_waiting_before_them() {
+        let queue = Arc::new(Queue::new(1, 8));
+        let running = queue.acquire().await.ok().unwrap();
+        let first = waiter(&queue, Some(2));
+        until_waiting(&queue, 1).await;
+        let whole = waiter(&queue, None);
+        until_waiting(&queue, 2).await;
+        let later = waiter(&queue, Some(2));
+        until_waiting(&queue, 3).await;
+        drop(running);
+        // Another share waits, so the first opens its slot for sharing; the later one may not
+        // join it ahead of the whole slot awaited before it.
+        let first = first.await.unwrap().ok().unwrap();
+        assert_eq!(first.calls_at_once(), 2);
+        tokio::task::yield_now().await;
+        assert!(!whole.is_finished() && !later.is_finished());
+        drop(first);
+        let whole = whole.await.unwrap().ok().unwrap();
+        tokio::task::yield_now().await;
+        assert!(!later.is_finished());
+        drop(whole);
+        let later = later.await.unwrap().ok().unwrap();
+        assert_eq!((later.calls_at_once(), queue.free_slots()), (1, 0));
     }
 
     #[tokio::test]

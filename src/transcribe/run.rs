@@ -26,6 +26,10 @@ use crate::wire::transcription::TranscribeOptions;
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: f64 = 16_000.0;
 
+/// Audio up to this long (Whisper's 30 s window) is heard in one engine call: a short clip
+/// that may share the engine with others waiting ([`super::queue::Queue::acquire_share`]).
+const ONE_CALL_SAMPLES: usize = 30 * 16_000;
+
 /// Hears live audio block by block until its senders are gone; whenever every block captured
 /// so far is heard, the open chunk may be heard provisionally. An empty block means the capture
 /// failed: what it heard is abandoned.
@@ -319,6 +323,13 @@ impl Planned {
                 queue: self.transcriber.queue.clone(),
                 runtime: tokio::runtime::Handle::current(),
             })),
+            // A short clip is one engine call: with others waiting, it may share a slot.
+            Audio::Samples(samples) if samples.len() <= ONE_CALL_SAMPLES => {
+                let at_once = self.resolved.engine.chunks_at_once();
+                Some(Slots::Held(
+                    self.transcriber.queue.acquire_share(at_once).await?,
+                ))
+            }
             _ => Some(Slots::Held(self.transcriber.queue.acquire().await?)),
         };
         let queue = queued.elapsed();
@@ -1458,6 +1469,53 @@ mod tests {
         let mut next = self::job("tiny.en");
         next.audio = Audio::Samples(super::testing::staircase(5));
         assert_eq!(t.run(next).await.unwrap().raw_text, "s0");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn short_clips_waiting_together_are_heard_at_once_on_shares_of_the_threads() {
+        use super::testing::Beside;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = Arc::new(Beside {
+            log: log.clone(),
+            ..Default::default()
+        });
+        let (_dir, t) = transcriber(vec![engine], 4);
+        let held = t.queue.acquire().await.ok().unwrap();
+        let clips: Vec<_> = [3, 5]
+            .into_iter()
+            .map(|seconds| {
+                let t = t.clone();
+                tokio::spawn(async move {
+                    let mut job = job("tiny.en");
+                    job.audio = Audio::Samples(super::testing::staircase(seconds));
+                    t.run(job).await
+                })
+            })
+            .collect();
+        while t.queue.waiting() < 2 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        drop(held);
+        for clip in clips {
+            // The engine's first call of two at once waits until another call is heard: one
+            // after the other, this would take its 30 s.
+            let heard = tokio::time::timeout(Duration::from_secs(20), clip)
+                .await
+                .expect("both heard at once")
+                .unwrap()
+                .unwrap();
+            assert_eq!(heard.raw_text, "s0");
+        }
+        assert_eq!(
+            *log.lock().unwrap(),
+            ["s0: 1 chunk, 2 at once", "s0: 1 chunk, 2 at once"]
+        );
+        assert_eq!(t.queue.free_slots(), 1);
+        // Alone, a short clip has every thread.
+        let mut alone = job("tiny.en");
+        alone.audio = Audio::Samples(super::testing::staircase(3));
+        t.run(alone).await.unwrap();
+        assert_eq!(log.lock().unwrap()[2], "s0: 1 chunk, 1 at once");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

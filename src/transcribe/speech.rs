@@ -85,7 +85,8 @@ impl HeldSlot {
     /// of the requests in line): someone dictating waits for one engine call of an upload at
     /// most (one chunk, or the few an engine hears at once).
     fn give_way(&mut self) -> Result<(), EngineError> {
-        if !self.queue.urgent_waiting() {
+        // A share of a slot is held for one short clip's call, not let go half-way.
+        if self.calls_at_once() > 1 || !self.queue.urgent_waiting() {
             return Ok(());
         }
         self.slot = None;
@@ -95,6 +96,11 @@ impl HeldSlot {
             .map_err(|e| EngineError::Failed(e.to_string()))?;
         self.slot = Some(slot);
         Ok(())
+    }
+
+    /// Engine calls the slot runs side by side ([`super::queue::Slot::calls_at_once`]).
+    fn calls_at_once(&self) -> usize {
+        self.slot.as_ref().map_or(1, |slot| slot.calls_at_once())
     }
 }
 
@@ -412,7 +418,11 @@ impl Listener {
             return false;
         }
         let at_once = self.call.engine.chunks_at_once();
-        if self.call.live.is_none() && at_once > 1 && self.language_settled() {
+        if self.call.live.is_none()
+            && at_once > 1
+            && self.shared_calls() == 1
+            && self.language_settled()
+        {
             // The first chunk waits for a second: a file of one chunk (most short clips) is
             // heard alone, on all the engine's threads.
             if self.side_by_side.is_none() {
@@ -474,6 +484,12 @@ impl Listener {
             self.call.language = LanguageChoice::Exact(language.clone());
         }
         Some(heard)
+    }
+
+    /// Engine calls that run beside this transcription's on its slot (1 when it has the
+    /// engine to itself): each of its calls takes that share of the threads.
+    fn shared_calls(&self) -> usize {
+        self.call.held.as_ref().map_or(1, HeldSlot::calls_at_once)
     }
 
     /// Whether every chunk is heard in a language known already (given, or the one an
@@ -682,7 +698,7 @@ impl Listener {
             initial_prompt: self.call.initial_prompt.clone(),
             words: self.call.words,
             cancel: cancel.clone(),
-            calls_at_once: 1,
+            calls_at_once: self.shared_calls(),
             provisional,
         }
     }
