@@ -9,7 +9,9 @@ pauses (one utterance each) are streamed over GET /v1/realtime?intent=transcript
    `input_audio_buffer.committed` to its first delta and to `...completed`;
 2. N sessions at once, each streaming its own speech at real time, while /v1/status is asked every
    50 ms: how far each session's text falls behind its audio (completed, less the moment the turn's
-   last audio was sent), and the status answer times.
+   last audio was sent), and the status answer times. The JSON also holds, per turn, its speech's
+   length and commit -> completed (`speech_and_wait_s`), and the client's own messages sent
+   more than 0.2 s late (`late_sends`: audio time, delay), which would count in the figures.
 
 Needs the `websockets` package (scripts/bench-realtime runs it in the tests' private Python
 environment).
@@ -115,6 +117,9 @@ async def stream(port, token, pcm, model):
         reader = asyncio.create_task(receive())
         step = int(SEND_RATE * BLOCK) * 2
         for i, offset in enumerate(range(0, len(pcm), step)):
+            late = time.monotonic() - (started + i * BLOCK)
+            if late > 0.2:
+                events.append({"type": "bench.late_send", "audio_s": i * BLOCK, "late_s": late})
             audio = base64.b64encode(pcm[offset:offset + step]).decode()
             await socket.send(json.dumps({"type": "input_audio_buffer.append", "audio": audio}))
             delay = started + (i + 1) * BLOCK - time.monotonic()
@@ -143,6 +148,8 @@ def turns(events):
         kind = event["type"]
         if kind == "input_audio_buffer.committed":
             turn["committed"] = event["at"]
+        elif kind == "input_audio_buffer.speech_started":
+            turn["audio_start"] = event["audio_start_ms"] / 1000
         elif kind == "input_audio_buffer.speech_stopped":
             turn["audio_end"] = event["audio_end_ms"] / 1000
         elif kind == f"{ITEM}.delta" and turn["delta"] is None:
@@ -215,11 +222,19 @@ def concurrent(server, recordings, seconds, sessions, work, model):
     poller.thread.join()
     lags = [[t["completed"] - t["audio_end"] for t in turns(events) if "audio_end" in t]
             for events in results]
+    # Per turn, in the order of `lag_s`: its speech's length and commit -> completed.
+    spans = [[(round(t["audio_end"] - t.get("audio_start", t["audio_end"]), 2),
+               round(t["completed"] - t["committed"], 2))
+              for t in turns(events) if "audio_end" in t]
+             for events in results]
     return {
         "sessions": sessions,
         "seconds": seconds,
         "turns": sum(len(lag) for lag in lags),
         "lag_s": lags,
+        "speech_and_wait_s": spans,
+        "late_sends": [[(round(e["audio_s"], 1), round(e["late_s"], 2)) for e in events
+                        if e["type"] == "bench.late_send"] for events in results],
         "status_ms": poller.times,
     }
 
@@ -249,6 +264,12 @@ def report(single, many, model):
               f"{statistics.median(lags):.2f} s | {percentile(lags, 0.9):.2f} s | "
               f"{max(worst):.2f} s | {statistics.median(status):.1f} ms | "
               f"{percentile(status, 0.99):.1f} ms | {max(status):.1f} ms |")
+        over = sum(lag > 2 for lag in lags)
+        late = [late for session in many["late_sends"] for _, late in session]
+        print(f"\n{over} of {len(lags)} turns more than 2 s behind their audio.")
+        if late:
+            print(f"This client sent {len(late)} messages more than 0.2 s late (at worst "
+                  f"{max(late):.2f} s): its text-behind figures hold that delay too.")
 
 
 def main(argv):
