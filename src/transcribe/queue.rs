@@ -1,7 +1,7 @@
 //! The bounded queue in front of the engine: a fixed number of slots, a bounded number of
 //! requests waiting for one, and 503 past that. A slot is held until the engine call it
 //! guards has finished, even when the request that took it is gone. Short clips waiting
-//! together share a slot: each heard in one call on its share of the engine's threads
+//! together share a slot: each heard on its share of the engine's threads
 //! ([`Queue::acquire_share`]), which hears more of them in the same time than one after the
 //! other on every thread.
 
@@ -51,11 +51,11 @@ struct Waiter {
     reply: oneshot::Sender<Slot>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Wants {
     /// The engine to themselves, for as many calls as the work needs.
     Whole,
-    /// One engine call, which may run beside `at_once - 1` others.
+    /// A short clip's few seconds of decoding, which may run beside `at_once - 1` others.
     Share { at_once: usize },
 }
 
@@ -142,10 +142,9 @@ impl Turns {
     /// itself when it is in line): alone, its call takes every thread.
     fn place_for(&mut self, wants: Wants, behind: usize) -> Option<Option<(u64, usize)>> {
         match wants {
+            Wants::Whole if self.free == 0 => None,
             Wants::Whole => {
-                (self.free > 0).then(|| {
-                    self.free -= 1;
-                })?;
+                self.free -= 1;
                 Some(None)
             }
             Wants::Share { at_once } => {
@@ -221,7 +220,7 @@ impl Queue {
         self.acquire_in_line(Wants::Whole).await
     }
 
-    /// A place for one short clip heard in one engine call, after waiting in the queue if there
+    /// A place for one short clip (at most one window's length), after waiting in the queue if there
     /// is room in it. When other such clips wait too, up to `at_once` of them share a slot, each
     /// call on its share of the threads ([`Slot::calls_at_once`]); alone, the clip has the slot
     /// and every thread to itself.

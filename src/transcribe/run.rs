@@ -16,6 +16,7 @@ use super::{
     Audio, Caller, Job, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
 };
 use crate::audio::decode::{DecodeError, decode_into, open_regular};
+use crate::audio::vad::MAX_CHUNK_SAMPLES;
 use crate::cancel::Cancel;
 use crate::engine::models::Downloads;
 use crate::engine::models::ModelDir;
@@ -25,10 +26,6 @@ use crate::wire::transcription::TranscribeOptions;
 
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: f64 = 16_000.0;
-
-/// Audio up to this long (Whisper's 30 s window) is heard in one engine call: a short clip
-/// that may share the engine with others waiting ([`super::queue::Queue::acquire_share`]).
-const ONE_CALL_SAMPLES: usize = 30 * 16_000;
 
 /// Hears live audio block by block until its senders are gone; whenever every block captured
 /// so far is heard, the open chunk may be heard provisionally. An empty block means the capture
@@ -323,8 +320,9 @@ impl Planned {
                 queue: self.transcriber.queue.clone(),
                 runtime: tokio::runtime::Handle::current(),
             })),
-            // A short clip is one engine call: with others waiting, it may share a slot.
-            Audio::Samples(samples) if samples.len() <= ONE_CALL_SAMPLES => {
+            // A clip of at most one window (a realtime turn) holds the engine for a few seconds'
+            // decoding: with others waiting, it may share a slot.
+            Audio::Samples(samples) if samples.len() <= MAX_CHUNK_SAMPLES => {
                 let at_once = self.resolved.engine.chunks_at_once();
                 Some(Slots::Held(
                     self.transcriber.queue.acquire_share(at_once).await?,

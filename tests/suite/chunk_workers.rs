@@ -12,9 +12,8 @@ use crate::common;
 use common::engine::hear;
 use common::test_models;
 use verbatim::audio::vad;
-use verbatim::cancel::Cancel;
 use verbatim::engine::whisper::WhisperEngine;
-use verbatim::engine::{Engine, EngineError, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{Engine, EngineError, EngineOutput, EngineRequest, Task};
 use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::{Corpus, word_errors};
 
@@ -38,20 +37,14 @@ fn recordings_apart() -> Vec<f32> {
 
 /// A request for `samples` in English, cancelled before it is made.
 fn cancelled(samples: &[f32]) -> EngineRequest<'_> {
-    let cancel = Cancel::new();
-    cancel.cancel();
-    EngineRequest {
-        samples,
-        chunks: vad::chunks_to_hear(samples, true),
-        trimmed_to_speech: true,
-        language: LanguageChoice::Exact("en".into()),
-        task: Task::Transcribe,
-        initial_prompt: None,
-        words: false,
-        cancel,
-        calls_at_once: 1,
-        provisional: false,
-    }
+    let request = common::engine::request(samples, true, "en", Task::Transcribe, false);
+    request.cancel.cancel();
+    request
+}
+
+/// What `engine` hears of `samples` with `model`, in English, speech detection on.
+fn hear_english(engine: &dyn Engine, model: &str, samples: &[f32], words: bool) -> EngineOutput {
+    hear(engine, model, samples, true, "en", Task::Transcribe, words)
 }
 
 #[test]
@@ -63,24 +56,8 @@ fn chunks_heard_by_two_workers_read_as_by_one() {
     for words in [false, true] {
         let alone = WhisperEngine::new(models.clone(), 2).with_workers(1);
         let shared = WhisperEngine::new(models.clone(), 2).with_workers(2);
-        let one = hear(
-            &alone,
-            "tiny.en",
-            &samples,
-            true,
-            "en",
-            Task::Transcribe,
-            words,
-        );
-        let two = hear(
-            &shared,
-            "tiny.en",
-            &samples,
-            true,
-            "en",
-            Task::Transcribe,
-            words,
-        );
+        let one = hear_english(&alone, "tiny.en", &samples, words);
+        let two = hear_english(&shared, "tiny.en", &samples, words);
         assert!(one.segments.len() >= chunks.len(), "{:?}", one.segments);
         assert_eq!(one.text, two.text, "words={words}");
         assert_eq!(one.segments, two.segments, "words={words}");
@@ -100,15 +77,7 @@ fn a_cancelled_request_stops_every_worker() {
     let result = engine.transcribe("tiny.en", &cancelled(&samples));
     assert!(matches!(result, Err(EngineError::Cancelled)), "{result:?}");
     // The engine still hears the next request.
-    let heard = hear(
-        &engine,
-        "tiny.en",
-        &samples,
-        true,
-        "en",
-        Task::Transcribe,
-        false,
-    );
+    let heard = hear_english(&engine, "tiny.en", &samples, false);
     assert!(!heard.text.is_empty());
 }
 
@@ -120,15 +89,7 @@ fn the_short_tail_after_the_last_timestamp_is_heard_and_kept() {
     // chunk's end; the rest ("In short, ...") is the tail.
     let clip = corpus.clip("real-two-cities").unwrap();
     let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
-    let output = hear(
-        &engine,
-        "tiny.en",
-        &clip.samples,
-        true,
-        "en",
-        Task::Transcribe,
-        false,
-    );
+    let output = hear_english(&engine, "tiny.en", &clip.samples, false);
     assert!(engine.retries().tails >= 1, "{:?}", engine.retries());
     let chunks = vad::chunks_to_hear(&clip.samples, true);
     let first_end = chunks[0].end as f64 / 16_000.0;
@@ -164,24 +125,8 @@ fn moonshine_chunks_heard_side_by_side_read_as_in_turn() {
     assert!(chunks.len() >= 4, "{} chunks", chunks.len());
     let alone = MoonshineEngine::new(models.clone(), 2).with_workers(1);
     let shared = MoonshineEngine::new(models.clone(), 2).with_workers(2);
-    let one = hear(
-        &alone,
-        "moonshine-base",
-        &samples,
-        true,
-        "en",
-        Task::Transcribe,
-        false,
-    );
-    let two = hear(
-        &shared,
-        "moonshine-base",
-        &samples,
-        true,
-        "en",
-        Task::Transcribe,
-        false,
-    );
+    let one = hear_english(&alone, "moonshine-base", &samples, false);
+    let two = hear_english(&shared, "moonshine-base", &samples, false);
     assert_eq!(one.segments.len(), chunks.len(), "{:?}", one.segments);
     assert_eq!(one.text, two.text);
     assert_eq!(one.segments, two.segments);
@@ -189,14 +134,6 @@ fn moonshine_chunks_heard_side_by_side_read_as_in_turn() {
     // A cancelled request stops both copies; the engine hears the next one.
     let result = shared.transcribe("moonshine-base", &cancelled(&samples));
     assert!(matches!(result, Err(EngineError::Cancelled)), "{result:?}");
-    let again = hear(
-        &shared,
-        "moonshine-base",
-        &samples,
-        true,
-        "en",
-        Task::Transcribe,
-        false,
-    );
+    let again = hear_english(&shared, "moonshine-base", &samples, false);
     assert_eq!(again.text, one.text);
 }
