@@ -256,8 +256,9 @@ def dictate(server, speech, events, server_pid):
 
 
 def transcribe_file(server, speech):
+    """The speech transcribed as one file: its word errors and its text."""
     answer = server.request("POST", "/v1/transcribe/local-file", {"path": str(speech.path)})
-    return word_errors(speech.text, answer["text"])
+    return word_errors(speech.text, answer["text"])[0], answer["text"]
 
 
 def percentile(values, p):
@@ -322,7 +323,8 @@ def main(argv):
             speech = make_speech(recordings, length, round_index, target,
                                  args.stop_at_last_word)
             run = dictate(server, speech, events, args.server_pid)
-            run["file_errors"], _ = transcribe_file(server, speech)
+            run["file_errors"], run["file_text"] = transcribe_file(server, speech)
+            run["reference"] = speech.text
             runs.append(run)
             print(f"{length} s, round {round_index + 1}/{args.rounds}: stop->text "
                   f"{run['stop_to_text_ms']} ms, first text {run['first_text_s']} s, "

@@ -311,12 +311,23 @@ DIGITS = {w: str(i) for i, w in enumerate(
 
 def comparable_words(text):
     """Numbers normalised, then lower-case words with everything but letters and digits removed,
-    hyphenated words as their parts, short titles spelt out and a lone digit word as its digit
-    (as OpenAI's English text normaliser does): `Mr. ill-disposed` compares as
-    `mister ill disposed`, `Eight of spades` as `8 of spades`."""
+    hyphenated words as their parts, short titles spelt out, a lone digit word as its digit and
+    digit words next to each other as one number (as OpenAI's English text normaliser does):
+    `Mr. ill-disposed` compares as `mister ill disposed`, `Eight of spades` as `8 of spades`,
+    `two nine three four zero`, `293 4 0` and `29340` as `29340` (sim/src/wer.rs does the same)."""
     spaced = re.sub("[-\u2010\u2013\u2014]", " ", normalize_numbers(text))
     words = ("".join(c for c in w if c.isalnum()).lower() for w in spaced.split())
-    return [DIGITS.get(w, TITLES.get(w, w)) for w in words if w]
+    joined = []
+    for word in (DIGITS.get(w, TITLES.get(w, w)) for w in words if w):
+        if joined and _is_digits(word) and _is_digits(joined[-1]):
+            joined[-1] += word
+        else:
+            joined.append(word)
+    return joined
+
+
+def _is_digits(word):
+    return word.isascii() and word.isdigit()
 
 
 def word_errors(reference, hypothesis):

@@ -1,8 +1,11 @@
 //! Word error rate of a transcript against the text that was spoken (the corpus's references):
 //! words compared lower-case with punctuation dropped, hyphenated words as their parts, spoken
 //! titles spelt out and a lone digit word as its digit (as OpenAI's English text normaliser
-//! does: "Eight of spades" and "8 of spades" are the same words), errors counted as the
-//! fewest substitutions, insertions and deletions (Levenshtein distance over words).
+//! does: "Eight of spades" and "8 of spades" are the same words), digits said one after
+//! another as one number (OpenAI's normaliser writes "two nine three four zero" as 29340, and
+//! a transcript may write them so or spaced: "29340", "2 9 3 4 0" and "293 4 0" are the same
+//! word), errors counted as the fewest substitutions, insertions and deletions (Levenshtein
+//! distance over words).
 
 /// Titles written short, and how they are said.
 const TITLES: &[(&str, &str)] = &[("mr", "mister"), ("mrs", "missus"), ("dr", "doctor")];
@@ -14,8 +17,25 @@ const DIGITS: [&str; 10] = [
 ];
 
 /// The words of `text` as compared: lower-case letters and digits, punctuation dropped,
-/// `ill-disposed` as `ill disposed`, `Mr.` as `mister`, `eight` as `8`.
+/// `ill-disposed` as `ill disposed`, `Mr.` as `mister`, `eight` as `8`, digit words next to
+/// each other as one (`33-4692` and `33 4 6 92` as `334692`).
 fn words(text: &str) -> Vec<String> {
+    let mut joined: Vec<String> = Vec::new();
+    for word in spoken_words(text) {
+        match joined.last_mut() {
+            Some(last) if is_digits(last) && is_digits(&word) => last.push_str(&word),
+            _ => joined.push(word),
+        }
+    }
+    joined
+}
+
+fn is_digits(word: &str) -> bool {
+    word.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The words of `text` one by one, each as compared (see [`words`]).
+fn spoken_words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| {
         c.is_whitespace() || matches!(c, '-' | '\u{2010}' | '\u{2013}' | '\u{2014}')
     })
@@ -34,7 +54,6 @@ fn words(text: &str) -> Vec<String> {
         }
     })
     .filter(|w| !w.is_empty())
-    .collect()
 }
 
 /// Word errors of `hypothesis` against `reference`, and the number of reference words.
@@ -69,8 +88,8 @@ mod tests {
     fn counts_substitutions_insertions_and_deletions_over_words() {
         assert_eq!(word_errors("Hello, world.", "hello world"), (0, 2));
         assert_eq!(word_errors("eight of spades", "8 of spades."), (0, 3));
-        assert_eq!(word_errors("five five", "5 5"), (0, 2));
-        assert_eq!(word_errors("five five", "5 6"), (1, 2));
+        assert_eq!(word_errors("five red", "5 red"), (0, 2));
+        assert_eq!(word_errors("five red", "6 red"), (1, 2));
         assert_eq!(word_errors("the red one", "the bed one"), (1, 3));
         assert_eq!(word_errors("the red one", "the red red one"), (1, 3));
         assert_eq!(word_errors("the red one", "red one"), (1, 3));
@@ -81,5 +100,21 @@ mod tests {
             (0, 5)
         );
         assert_eq!(word_errors("and mister john", "And Mr. John"), (0, 3));
+    }
+
+    #[test]
+    fn digits_said_one_after_another_are_one_number_however_they_are_spaced() {
+        assert_eq!(word_errors("two nine three four zero", "29340."), (0, 1));
+        assert_eq!(word_errors("2 9 3 4 0", "293 4 0"), (0, 1));
+        assert_eq!(word_errors("33 4 6 92", "33-4692"), (0, 1));
+        assert_eq!(
+            word_errors("five five eight of spades", "5 5 8 of spades"),
+            (0, 3)
+        );
+        assert_eq!(word_errors("two nine three four zero", "2 9 3 4 1"), (1, 1));
+        assert_eq!(
+            word_errors("10 of clubs four queen", "10 of clubs 4 queen"),
+            (0, 5)
+        );
     }
 }
