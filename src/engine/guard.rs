@@ -255,13 +255,14 @@ fn normalised(text: &str) -> Vec<char> {
     chars
 }
 
-/// `segments` without their echoes. At the end of a window whisper sometimes says the end of the
+/// `segments` without their echoes. At the end of a window whisper sometimes says part of the
 /// segment before again where there is no time left to say it: "… is to be ill-disposed." then
-/// "Is to be ill-disposed?" in the last 0.3 s of the chunk. A segment of two or more words, all of
-/// them the last words of the segment before (punctuation and case aside), squeezed into less
-/// time than anyone takes to say them, is such an echo and is dropped; time past the end of the
-/// chunk's `seconds` of audio (the window's padding) does not count. A line said again in its own
-/// time, or a one-word answer said twice, is speech and stays.
+/// "Is to be ill-disposed?" in the last 0.3 s of the chunk, or a sentence's first fourteen words
+/// again in its last 0.3 s (base, a live turn of read speech). A segment of two or more words
+/// that the segment before says in the same order (punctuation and case aside), squeezed into
+/// less time than anyone takes to say them, is such an echo and is dropped; time past the end
+/// of the chunk's `seconds` of audio (the window's padding) does not count. A line said again in
+/// its own time, or a one-word answer said twice, is speech and stays.
 pub fn drop_echoes(segments: Vec<Segment>, seconds: f64) -> Vec<Segment> {
     let mut kept: Vec<Segment> = Vec::with_capacity(segments.len());
     for segment in segments {
@@ -277,7 +278,7 @@ pub fn drop_echoes(segments: Vec<Segment>, seconds: f64) -> Vec<Segment> {
     kept
 }
 
-/// Whether `segment` only says the end of `before` again, in too little time to be speech.
+/// Whether `segment` only says words of `before` again, in too little time to be speech.
 fn is_echo(before: &Segment, segment: &Segment, chunk_seconds: f64) -> bool {
     let words = |text: &str| -> Vec<String> {
         text.split_whitespace()
@@ -289,8 +290,10 @@ fn is_echo(before: &Segment, segment: &Segment, chunk_seconds: f64) -> bool {
     let earlier = words(&before.text);
     let seconds = (segment.end.min(chunk_seconds) - segment.start).max(0.0);
     said.len() >= 2
-        && earlier.ends_with(&said)
         && said.len() as f64 > 1.0 + seconds * MAX_WORDS_PER_SECOND
+        && earlier
+            .windows(said.len())
+            .any(|run| run == said.as_slice())
 }
 
 /// `segments` with the loop cut out: the text ends where the repetition starts (keeping its first
@@ -614,10 +617,26 @@ mod tests {
         assert_eq!(drop_echoes(line_again.clone(), 4.0), line_again);
         let yes_twice = vec![segment(0.0, 0.4, "Yes."), segment(0.4, 0.5, "Yes.")];
         assert_eq!(drop_echoes(yes_twice.clone(), 0.5), yes_twice);
-        let not_the_end = vec![
+        let other_words = vec![
             segment(0.0, 2.0, "Is to be fine, he said."),
-            segment(2.0, 2.2, "Is to be fine."),
+            segment(2.0, 2.2, "He is fine."),
         ];
-        assert_eq!(drop_echoes(not_the_end.clone(), 2.2), not_the_end);
+        assert_eq!(drop_echoes(other_words.clone(), 2.2), other_words);
+    }
+
+    #[test]
+    fn the_start_of_a_segment_said_again_with_no_time_left_is_an_echo() {
+        // base on a live turn of a held-out recording (7.3 s), as whisper timed the segments.
+        let first = "And Mr. John Dashwood had then leisure to consider how much there might be \
+                     prudently in his power to do for them.";
+        let heard = vec![
+            segment(0.0, 7.0, first),
+            segment(
+                7.0,
+                7.3,
+                "Mr. John Dashwood had then leisure to consider how much there might be prudently in",
+            ),
+        ];
+        assert_eq!(joined(&drop_echoes(heard, 7.3)), first);
     }
 }
