@@ -622,6 +622,15 @@ mod tests {
             segment(2.0, 2.2, "He is fine."),
         ];
         assert_eq!(drop_echoes(other_words.clone(), 2.2), other_words);
+        // The start of the segment before, in no time, is an echo as its end is.
+        let its_start_again = vec![
+            segment(0.0, 2.0, "Is to be fine, he said."),
+            segment(2.0, 2.2, "Is to be fine."),
+        ];
+        assert_eq!(
+            joined(&drop_echoes(its_start_again, 2.2)),
+            "Is to be fine, he said."
+        );
     }
 
     #[test]
