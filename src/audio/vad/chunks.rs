@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use super::{Closed, FRAME, MIN_VOICED_FRAMES, RegionTracker, SAMPLE_RATE};
+use super::{CONFIDENT, Closed, FRAME, MIN_VOICED_FRAMES, RegionTracker, SAMPLE_RATE};
 
 /// The longest chunk: Whisper's 30 s window.
 pub const MAX_CHUNK_SAMPLES: usize = 30 * SAMPLE_RATE;
@@ -39,7 +39,8 @@ const EARLIEST_CUT_FRAMES: usize = 20 * SAMPLE_RATE / FRAME;
 /// Where chunks end: at a pause of at least `long_pause` frames between padded regions, at any
 /// pause between padded regions once the chunk holds `close_after` frames, or when longer than
 /// `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in; speech
-/// begins at a frame scoring at least `threshold`.
+/// begins at a frame scoring at least `threshold`, and a region proves to be speech with
+/// enough frames scoring at least `confident`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     pub padding: usize,
@@ -48,6 +49,7 @@ pub struct Limits {
     pub max_chunk: usize,
     pub earliest_cut: usize,
     pub threshold: f32,
+    pub confident: f32,
 }
 
 impl Limits {
@@ -62,6 +64,7 @@ impl Limits {
         max_chunk: MAX_CHUNK_FRAMES,
         earliest_cut: EARLIEST_CUT_FRAMES,
         threshold: super::ENTER,
+        confident: CONFIDENT,
     };
 
     /// Live audio: a chunk ends once 0.72 s have passed without speech (0.24 s of padding on
@@ -69,6 +72,13 @@ impl Limits {
     /// 8 s. Of pauses of 0.56, 0.72 and 0.88 s, 0.56 s cut sentences of real speech into more
     /// pieces and made 1.8 points more word errors (tiny.en, `scripts/bench-dictation`); 0.88 s
     /// was no better than 0.72 s and commits later. Padding of 0.32 s made 3.7 points more.
+    /// A region proves to be speech with eight frames at 0.85 (not 0.9), since nothing of it is
+    /// heard before it does: a soft reader a few minutes into a dictation scored 0.85–0.92 and
+    /// took 2.2 s to reach eight frames at 0.9, 0.4 s at 0.85. Of sox's brown, pink and white
+    /// noise at five volumes, a tone, a chord, a hum and a sweep, right after speech, 0.85
+    /// proves two more than 0.9 (the loudest pink noise after 5.6 s, the sweep after 2.6 s;
+    /// 0.9 proves the loud brown noise, the chord and the tone), and whisper hears no words in
+    /// any of them.
     pub const LIVE: Limits = Limits {
         padding: LIVE_PADDING_FRAMES,
         long_pause: 15,
@@ -76,6 +86,7 @@ impl Limits {
         max_chunk: 15 * SAMPLE_RATE / FRAME,
         earliest_cut: 8 * SAMPLE_RATE / FRAME,
         threshold: super::ENTER,
+        confident: LIVE_CONFIDENT,
     };
 
     /// These limits with a chunk ending at the first pause once it holds `seconds` (never past
@@ -96,6 +107,8 @@ impl Limits {
 
 /// Non-speech kept on each side of a region of live audio (0.24 s).
 const LIVE_PADDING_FRAMES: usize = 15;
+/// A frame of live audio scoring at least this counts as confident (see [`Limits::LIVE`]).
+const LIVE_CONFIDENT: f32 = 0.85;
 
 /// The chunks to transcribe in audio of `len` samples whose frames scored `scores`, as sample
 /// ranges in order, none overlapping, each at most [`MAX_CHUNK_SAMPLES`]; empty when nobody
@@ -188,7 +201,8 @@ impl ChunkPlanner {
             keep,
             limits,
             frames: 0,
-            regions: RegionTracker::with_threshold(limits.threshold),
+            regions: RegionTracker::with_threshold(limits.threshold)
+                .confident_from(limits.confident),
             open_in_pending: false,
             maybe: None,
             last_speech_end: None,
@@ -693,6 +707,32 @@ mod tests {
         noise.extend([0.0; 300]);
         let chunks = in_frames(plan_chunks(&noise, noise.len() * FRAME));
         assert_eq!(chunks, vec![420 - PADDING_FRAMES..520 + PADDING_FRAMES]);
+    }
+
+    #[test]
+    fn a_soft_reader_proves_to_be_speech_sooner_live_than_in_a_file() {
+        // A reader whose voice scores 0.85–0.89 for a second, then now and then 0.9.
+        let mut s = vec![0.0; 30];
+        s.extend([0.87; 62]);
+        s.extend((0..200).map(|i| if i % 20 == 0 { 0.92 } else { 0.87 }));
+        s.extend([0.0; 100]);
+        let proved_at = |limits: Limits| {
+            let mut planner = ChunkPlanner::speech(limits);
+            let mut chunks = Vec::new();
+            s.iter().position(|&score| {
+                planner.push(score, &mut chunks);
+                planner.speaking()
+            })
+        };
+        // Live: once it is long enough to be a word (15 frames), all of them at 0.85.
+        assert_eq!(proved_at(Limits::LIVE), Some(30 + MIN_VOICED_FRAMES - 1));
+        // A file waits for eight frames at 0.9, 3.5 s into the reading.
+        assert_eq!(proved_at(Limits::FILE), Some(30 + 62 + 7 * 20));
+        // Both keep the whole reading.
+        for limits in [Limits::LIVE, Limits::FILE] {
+            let chunks = in_frames(plan_chunks_within(&s, s.len() * FRAME, limits));
+            assert_eq!(chunks, vec![30 - limits.padding..292 + limits.padding]);
+        }
     }
 
     proptest::proptest! {

@@ -26,8 +26,8 @@ const END_AFTER_FRAMES: usize = 10;
 pub(crate) const MIN_VOICED_FRAMES: usize = 15;
 /// Speech scores this or more in some frames; steady noise (brown noise, a tone) can hold
 /// 0.5–0.87 for seconds without reaching it (measured on sox noise at the corpus's volumes).
-const CONFIDENT: f32 = 0.9;
-/// A region needs this many [`CONFIDENT`] frames (128 ms) to be speech.
+pub(crate) const CONFIDENT: f32 = 0.9;
+/// A region needs this many confident frames (128 ms) to be speech.
 const MIN_CONFIDENT_FRAMES: usize = 8;
 
 /// What an engine hears of `samples` held whole in memory: the chunks of speech when `detect`,
@@ -144,6 +144,8 @@ pub struct RegionTracker {
     enter: f32,
     /// A region goes on while frames score at least this.
     stay: f32,
+    /// A frame scoring at least this counts as confident ([`CONFIDENT`] unless told).
+    confident: f32,
 }
 
 impl Default for RegionTracker {
@@ -165,20 +167,30 @@ impl RegionTracker {
             } else {
                 enter * STAY / ENTER
             },
+            confident: CONFIDENT,
+        }
+    }
+
+    /// This tracker with frames counted as confident from `confident` (0..1) on.
+    pub fn confident_from(self, confident: f32) -> RegionTracker {
+        RegionTracker {
+            confident: confident.clamp(0.0, 1.0),
+            ..self
         }
     }
 
     /// Takes the score of frame `i` (frames come in order); gives the region that ended before
     /// it, if one with enough voiced frames did.
     pub fn push(&mut self, i: usize, score: f32) -> Option<Closed> {
+        let thresholds = self.thresholds();
         match &mut self.open {
             None if score >= self.enter => {
-                self.open = Some(Region::new(i, score, self.enter));
+                self.open = Some(Region::new(i, score, thresholds));
                 None
             }
             None => None,
             Some(region) if score >= self.stay => {
-                region.extend(i, score, self.enter);
+                region.extend(i, score, thresholds);
                 None
             }
             Some(region) if i - region.last < END_AFTER_FRAMES => None,
@@ -188,6 +200,11 @@ impl RegionTracker {
                 closed
             }
         }
+    }
+
+    /// The scores from which a frame is voiced and confident.
+    fn thresholds(&self) -> (f32, f32) {
+        (self.enter, self.confident)
     }
 
     /// The region still open at the end of the audio, if it has enough voiced frames.
@@ -223,21 +240,22 @@ struct Region {
 }
 
 impl Region {
-    fn new(frame: usize, score: f32, enter: f32) -> Region {
+    fn new(frame: usize, score: f32, thresholds: (f32, f32)) -> Region {
         let mut region = Region {
             start: frame,
             last: frame,
             voiced: 0,
             confident: 0,
         };
-        region.extend(frame, score, enter);
+        region.extend(frame, score, thresholds);
         region
     }
 
-    fn extend(&mut self, frame: usize, score: f32, enter: f32) {
+    /// Takes frame `frame`: voiced and confident from the `(voiced, confident)` thresholds on.
+    fn extend(&mut self, frame: usize, score: f32, (voiced, confident): (f32, f32)) {
         self.last = frame;
-        self.voiced += usize::from(score >= enter);
-        self.confident += usize::from(score >= CONFIDENT);
+        self.voiced += usize::from(score >= voiced);
+        self.confident += usize::from(score >= confident);
     }
 
     /// Its frames, when they are speech.
