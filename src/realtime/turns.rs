@@ -443,6 +443,19 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_proves_itself_speech_as_dictation_does_whatever_the_settings() {
+        for threshold in [0.1, 0.5, 0.95] {
+            let detection = TurnDetection {
+                threshold,
+                prefix_padding_ms: 0,
+                silence_duration_ms: 2_000,
+            };
+            assert_eq!(detection.limits().confident, Limits::LIVE.confident);
+        }
+        assert!(Limits::LIVE.confident < Limits::FILE.confident);
+    }
+
+    #[test]
     fn without_detection_the_client_commits_everything_since_the_last_commit() {
         let rate = 24_000;
         let mut turns = Turns::new(rate, None);
