@@ -116,12 +116,17 @@ impl Segment {
     }
 
     /// The segment moved `offset` seconds later, its words with it.
-    pub fn shifted(mut self, offset: f64) -> Segment {
-        self.start += offset;
-        self.end += offset;
+    pub fn shifted(self, offset: f64) -> Segment {
+        self.retimed(|t| t + offset)
+    }
+
+    /// The segment with every time (its own and its words') moved by `time`.
+    pub fn retimed(mut self, time: impl Fn(f64) -> f64) -> Segment {
+        self.start = time(self.start);
+        self.end = time(self.end);
         for word in &mut self.words {
-            word.start += offset;
-            word.end += offset;
+            word.start = time(word.start);
+            word.end = time(word.end);
         }
         self
     }

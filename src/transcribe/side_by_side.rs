@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::audio::vad::Timeline;
 use crate::engine::{Engine, EngineError, EngineOutput, EngineRequest};
 
 /// What every call of one transcription shares: the engine, the model, and the request each
@@ -36,9 +37,9 @@ pub(super) struct SideBySide {
     jobs: Option<SyncSender<Job>>,
     heard: Receiver<Answer>,
     workers: Vec<JoinHandle<()>>,
-    /// Chunks given out, and the start (in samples) of each not handed back yet.
+    /// Chunks given out, and where in the audio each not handed back yet lies.
     given: u64,
-    starts: BTreeMap<u64, usize>,
+    starts: BTreeMap<u64, Timeline>,
     /// Results that came before one of an earlier chunk.
     early: BTreeMap<u64, Result<EngineOutput, EngineError>>,
     /// Since when some chunk has been out, and the time chunks were out before.
@@ -76,12 +77,12 @@ impl SideBySide {
         }
     }
 
-    /// Gives out the chunk that starts at sample `start`, once a worker or the one place in
-    /// line is free (what was heard meanwhile waits in [`SideBySide::ready`]).
-    pub fn give(&mut self, start: usize, samples: Vec<f32>) {
+    /// Gives out the chunk of `samples` that `timeline` places in the audio, once a worker or
+    /// the one place in line is free (what was heard meanwhile waits in [`SideBySide::ready`]).
+    pub fn give(&mut self, timeline: Timeline, samples: Vec<f32>) {
         let order = self.given;
         self.given += 1;
-        self.starts.insert(order, start);
+        self.starts.insert(order, timeline);
         self.busy_since.get_or_insert_with(Instant::now);
         let sent = self
             .jobs
@@ -98,8 +99,8 @@ impl SideBySide {
     /// The next chunk in the audio's order, with where it starts, once it is heard: waits for
     /// it when `wait`, else only takes it if it is there. None when nothing is out, or (not
     /// waiting) it is not heard yet.
-    pub fn ready(&mut self, wait: bool) -> Option<(usize, Result<EngineOutput, EngineError>)> {
-        let (&order, &start) = self.starts.first_key_value()?;
+    pub fn ready(&mut self, wait: bool) -> Option<(Timeline, Result<EngineOutput, EngineError>)> {
+        let order = *self.starts.first_key_value()?.0;
         while !self.early.contains_key(&order) {
             let next = if wait {
                 self.heard.recv().ok()
@@ -120,13 +121,13 @@ impl SideBySide {
                 None => return None,
             }
         }
-        self.starts.remove(&order);
+        let timeline = self.starts.remove(&order)?;
         if self.starts.is_empty()
             && let Some(since) = self.busy_since.take()
         {
             self.busy += since.elapsed();
         }
-        self.early.remove(&order).map(|result| (start, result))
+        self.early.remove(&order).map(|result| (timeline, result))
     }
 
     /// The time some chunk was out (the engine's share of a transcription's time).

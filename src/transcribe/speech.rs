@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::side_by_side::{CallSettings, SideBySide};
 use crate::audio::decode::SampleSink;
-use crate::audio::vad::{Chunker, Limits, SpeechChunk};
+use crate::audio::vad::{Chunker, Limits, SpeechChunk, Timeline};
 use crate::cancel::Cancel;
 use crate::engine::{
     Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, ModelSpec, Segment,
@@ -349,11 +349,11 @@ impl Listener {
         let Ok(heard) = heard else {
             return (None, took);
         };
-        let offset = chunk.start as f64 / SAMPLE_RATE;
+        let timeline = chunk.timeline();
         let segments: Vec<Segment> = heard
             .segments
             .iter()
-            .map(|s| s.clone().shifted(offset))
+            .map(|s| s.clone().retimed(|t| timeline.seconds(t)))
             .collect();
         let language = self.language.clone().or(heard.language.clone());
         if let Some(sink) = &mut self.on_segments {
@@ -459,7 +459,7 @@ impl Listener {
         let Some(heard) = self.heard_or_failed(heard) else {
             return false;
         };
-        self.keep(heard, chunk.start);
+        self.keep(heard, &chunk.timeline());
         true
     }
 
@@ -526,7 +526,7 @@ impl Listener {
             };
             SideBySide::new(settings, at_once)
         });
-        side_by_side.give(chunk.start, chunk.samples);
+        side_by_side.give(chunk.timeline(), chunk.samples);
         self.side_by_side = Some(side_by_side);
         self.take_heard(false)
     }
@@ -534,23 +534,22 @@ impl Listener {
     /// Hands on, in the audio's order, what the workers heard (`wait`: everything given out,
     /// waiting for it). False when a chunk failed (the failure kept).
     fn take_heard(&mut self, wait: bool) -> bool {
-        while let Some((start, heard)) = self.side_by_side.as_mut().and_then(|s| s.ready(wait)) {
+        while let Some((timeline, heard)) = self.side_by_side.as_mut().and_then(|s| s.ready(wait)) {
             let Some(heard) = self.heard_or_failed(heard) else {
                 return false;
             };
-            self.keep(heard, start);
+            self.keep(heard, &timeline);
         }
         true
     }
 
-    /// Keeps what the engine heard in the audio from sample `from` (its segments moved into the
+    /// Keeps what the engine heard of the audio `timeline` places (its segments moved into the
     /// audio's timeline) and hands the segments on.
-    fn keep(&mut self, heard: EngineOutput, from: usize) {
-        let offset = from as f64 / SAMPLE_RATE;
+    fn keep(&mut self, heard: EngineOutput, timeline: &Timeline) {
         let segments: Vec<Segment> = heard
             .segments
             .into_iter()
-            .map(|s| s.shifted(offset))
+            .map(|s| s.retimed(|t| timeline.seconds(t)))
             .collect();
         if let Some(sink) = &mut self.on_segments
             && !segments.is_empty()
@@ -593,7 +592,7 @@ impl Listener {
             self.language = output.language.take();
         }
         self.whole_time += output.processing_time.unwrap_or(0.0);
-        self.keep(output, from);
+        self.keep(output, &Timeline::from(from));
     }
 
     /// The end of the audio for an engine that hears whole clips: one call with what it has not

@@ -207,6 +207,44 @@ async fn speech_after_a_long_silence_keeps_its_place_in_the_timeline() {
     assert!(word_error_rate(reference, text) <= 0.25, "{text}");
 }
 
+/// The real tiny.en model: three sentences 2.5 s apart are one chunk, heard without the
+/// pauses between them (down to 0.8 s), and each sentence's segment still ends where it was
+/// spoken: moved by the silence left out before it, the second would end about 2.6 s early,
+/// the third about 5 s. (Whisper starts a segment where the one before ended, so starts say
+/// less.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentences_heard_without_the_pauses_between_them_keep_their_places() {
+    let Some(models) = test_models() else { return };
+    let app = TestApp::real(models);
+    app.select("tiny.en");
+    let mut samples = vec![0.0; 16_000];
+    let mut spoken = Vec::new();
+    for (id, word) in [
+        ("en-kubernetes", "night"),
+        ("en-verbatim", "computer"),
+        ("en-percent", "quarter"),
+    ] {
+        let clip = corpus_samples(id);
+        let start = samples.len() as f64 / 16_000.0;
+        samples.extend(&clip);
+        spoken.push((word, start, samples.len() as f64 / 16_000.0));
+        samples.extend(vec![0.0; 40_000]);
+    }
+    let answer = upload(&app, &samples, &[("x-response-format", "verbose_json")]).await;
+    let segments = answer.body["segments"].as_array().unwrap();
+    for (word, start, end) in spoken {
+        let segment = segments
+            .iter()
+            .find(|s| s["text"].as_str().unwrap().contains(word))
+            .unwrap_or_else(|| panic!("no segment says {word}: {}", answer.body));
+        let to = segment["end"].as_f64().unwrap();
+        assert!(
+            start + 1.0 <= to && to <= end + 0.5,
+            "{word}: spoken {start:.2}–{end:.2} s, its segment ends at {to:.2} s"
+        );
+    }
+}
+
 /// The real tiny.en model on five minutes of the corpus's English clips with pauses of 0.5 to
 /// 1.25 s between them (over 30 s, so cut into chunks at silences): it reads as well as the
 /// clips transcribed one by one (their recorded texts), so no word was lost or repeated where

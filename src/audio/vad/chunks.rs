@@ -40,7 +40,8 @@ const EARLIEST_CUT_FRAMES: usize = 20 * SAMPLE_RATE / FRAME;
 /// pause between padded regions once the chunk holds `close_after` frames, or when longer than
 /// `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in; speech
 /// begins at a frame scoring at least `threshold`, and a region proves to be speech with
-/// enough frames scoring at least `confident`.
+/// enough frames scoring at least `confident`. With `leave_out_pauses`, the silence between the
+/// padded regions a chunk packs is not heard (see [`ChunkPlanner::take_gaps_before`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     pub padding: usize,
@@ -50,6 +51,7 @@ pub struct Limits {
     pub earliest_cut: usize,
     pub threshold: f32,
     pub confident: f32,
+    pub leave_out_pauses: bool,
 }
 
 impl Limits {
@@ -57,6 +59,11 @@ impl Limits {
     /// them at the first pause after 12 s (`close_after`) made long files up to a fifth faster
     /// but cost words on held-out speech joined with 0.9 s pauses (8.2 % against 5.5 %;
     /// `window_floor ... 256/w2@12`, docs/performance.md), so they are packed to the full 30 s.
+    /// The pauses inside a chunk are left out down to the padding on either side (0.8 s of
+    /// silence between two stretches of speech): the encoder's time goes with the audio it
+    /// hears, and a quarter of a chunk of read speech can be silence. On the held-out long file
+    /// it was a sixth faster and read as well or better (docs/performance.md, "Pauses left
+    /// out").
     pub const FILE: Limits = Limits {
         padding: PADDING_FRAMES,
         long_pause: LONG_PAUSE_FRAMES,
@@ -65,6 +72,7 @@ impl Limits {
         earliest_cut: EARLIEST_CUT_FRAMES,
         threshold: super::ENTER,
         confident: CONFIDENT,
+        leave_out_pauses: true,
     };
 
     /// Live audio: a chunk ends once 0.72 s have passed without speech (0.24 s of padding on
@@ -87,6 +95,7 @@ impl Limits {
         earliest_cut: 8 * SAMPLE_RATE / FRAME,
         threshold: super::ENTER,
         confident: LIVE_CONFIDENT,
+        leave_out_pauses: false,
     };
 
     /// These limits with a chunk ending at the first pause once it holds `seconds` (never past
@@ -175,6 +184,9 @@ pub struct ChunkPlanner {
     last_speech_end: Option<usize>,
     /// The chunk being built, in frames; its end may lie past the frames scored (padding).
     pending: Option<Range<usize>>,
+    /// With [`Limits::leave_out_pauses`]: the pauses between padded regions inside the chunks
+    /// planned (given out or pending), in frames, in order, until taken.
+    gaps: VecDeque<Range<usize>>,
     /// The scores from frame `scores_from` on: where a long chunk is cut.
     scores: VecDeque<f32>,
     scores_from: usize,
@@ -207,6 +219,7 @@ impl ChunkPlanner {
             maybe: None,
             last_speech_end: None,
             pending: (keep == Keep::Everything).then_some(0..0),
+            gaps: VecDeque::new(),
             scores: VecDeque::new(),
             scores_from: 0,
         }
@@ -306,6 +319,25 @@ impl ChunkPlanner {
             .then(|| pending.clone())
     }
 
+    /// The pauses left out of the chunks planned so far that lie before frame `end`, taken
+    /// from the planner (a pause a long chunk was cut in is parted there, its rest kept for the
+    /// next chunk): the frames of a chunk ending at `end` not to hear. Empty unless
+    /// [`Limits::leave_out_pauses`].
+    pub fn take_gaps_before(&mut self, end: usize) -> Vec<Range<usize>> {
+        let mut taken = Vec::new();
+        while let Some(gap) = self.gaps.front_mut()
+            && gap.start < end
+        {
+            if gap.end <= end {
+                taken.extend(self.gaps.pop_front());
+            } else {
+                taken.push(gap.start..end);
+                gap.start = end;
+            }
+        }
+        taken
+    }
+
     /// Someone is speaking now: a region that has proved to be speech is open.
     pub fn speaking(&self) -> bool {
         matches!(self.regions.open(), Some((_, true)))
@@ -365,6 +397,9 @@ impl ChunkPlanner {
                     && last.len() < self.limits.close_after
                     && padded.end - last.start <= self.limits.max_chunk =>
             {
+                if self.limits.leave_out_pauses {
+                    self.gaps.push_back(last.end..padded.start);
+                }
                 last.end = padded.end
             }
             _ => {
@@ -595,6 +630,43 @@ mod tests {
             everything.push(score, &mut chunks);
             assert!(everything.settling().is_none());
         }
+    }
+
+    #[test]
+    fn a_file_chunk_gives_its_pauses_to_leave_out_and_live_audio_none() {
+        let planned = |limits: Limits, s: &[f32]| {
+            let mut planner = ChunkPlanner::speech(limits);
+            let mut chunks = Vec::new();
+            for &score in s {
+                planner.push(score, &mut chunks);
+            }
+            planner.finish(&mut chunks);
+            let gaps = planner.take_gaps_before(s.len());
+            (chunks, gaps)
+        };
+        // A pause of 1.6 s: one chunk, and what lies between the padded regions left out.
+        let s = scores(600, &[100..200, 300..400]);
+        let (chunks, gaps) = planned(Limits::FILE, &s);
+        assert_eq!(chunks, vec![75..425]);
+        assert_eq!(gaps, vec![225..275]);
+        // Padding that meets leaves nothing out.
+        let s = scores(600, &[100..200, 240..400]);
+        assert_eq!(planned(Limits::FILE, &s), (vec![75..425], vec![]));
+        // Live audio hears its chunks whole.
+        let s = scores(600, &[100..200, 240..400]);
+        let (chunks, gaps) = planned(Limits::LIVE, &s);
+        assert_eq!(chunks, vec![85..415]);
+        assert!(gaps.is_empty(), "{gaps:?}");
+
+        // A pause that a chunk ends in is parted: the rest stays for the next chunk.
+        let mut planner = ChunkPlanner::speech(Limits::FILE);
+        let mut chunks = Vec::new();
+        for &score in &scores(600, &[100..200, 300..400]) {
+            planner.push(score, &mut chunks);
+        }
+        assert_eq!(planner.take_gaps_before(250), vec![225..250]);
+        assert_eq!(planner.take_gaps_before(600), vec![250..275]);
+        assert!(planner.take_gaps_before(600).is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@ pub mod stream;
 use std::ops::Range;
 
 pub use chunks::{Limits, MAX_CHUNK_SAMPLES, plan_chunks, plan_chunks_within};
-pub use stream::{Chunker, SpeechChunk};
+pub use stream::{Chunker, Cut, SpeechChunk, Timeline};
 
 /// Samples per second of the audio the detector takes.
 pub const SAMPLE_RATE: usize = 16_000;

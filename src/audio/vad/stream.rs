@@ -1,25 +1,76 @@
 //! Voice activity detection as audio arrives: [`Chunker`] scores each 16 ms frame, plans the
 //! chunks with a [`ChunkPlanner`] and hands each chunk's samples out as soon as it is settled,
 //! keeping only the audio a chunk still to come may need (about half a minute), whatever the
-//! audio's length.
+//! audio's length. A chunk of a file leaves out the pauses between its stretches of speech
+//! ([`Limits::leave_out_pauses`]); its [`Timeline`] places what is heard in the audio.
 
 use std::collections::VecDeque;
 use std::ops::Range;
 
 use super::chunks::{ChunkPlanner, Limits};
-use super::{FRAME, Scorer};
+use super::{FRAME, SAMPLE_RATE, Scorer};
 
-/// A chunk to transcribe: where it starts in the audio (in samples), and its samples.
+/// A chunk to transcribe: where it starts in the audio (in samples), its samples, and the
+/// pauses left out of them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpeechChunk {
     pub start: usize,
     pub samples: Vec<f32>,
+    pub cuts: Vec<Cut>,
+}
+
+/// Audio left out of a chunk: `len` samples of the audio were taken out before sample `at` of
+/// the chunk's samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    pub at: usize,
+    pub len: usize,
 }
 
 impl SpeechChunk {
-    /// Where it lies in the audio, in samples.
+    /// Where it lies in the audio, in samples, pauses left out included.
     pub fn range(&self) -> Range<usize> {
-        self.start..self.start + self.samples.len()
+        let left_out: usize = self.cuts.iter().map(|cut| cut.len).sum();
+        self.start..self.start + self.samples.len() + left_out
+    }
+
+    /// Where its samples lie in the audio.
+    pub fn timeline(&self) -> Timeline {
+        Timeline {
+            start: self.start,
+            cuts: self.cuts.clone(),
+        }
+    }
+}
+
+/// Where the samples an engine heard lie in the audio: from sample `start` on, with `cuts` left
+/// out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timeline {
+    pub start: usize,
+    pub cuts: Vec<Cut>,
+}
+
+impl Timeline {
+    /// Samples heard as they are from sample `start` of the audio on.
+    pub fn from(start: usize) -> Timeline {
+        Timeline {
+            start,
+            cuts: Vec::new(),
+        }
+    }
+
+    /// The time in the audio (seconds) of `seconds` into the samples heard. A time at a cut is
+    /// the end of what came before it.
+    pub fn seconds(&self, seconds: f64) -> f64 {
+        let at = seconds * SAMPLE_RATE as f64;
+        let left_out: usize = self
+            .cuts
+            .iter()
+            .take_while(|cut| (cut.at as f64) < at)
+            .map(|cut| cut.len)
+            .sum();
+        (self.start + left_out) as f64 / SAMPLE_RATE as f64 + seconds
     }
 }
 
@@ -110,7 +161,11 @@ impl Chunker {
             .range(start - self.buffer_from..)
             .copied()
             .collect();
-        (!samples.is_empty()).then_some(SpeechChunk { start, samples })
+        (!samples.is_empty()).then_some(SpeechChunk {
+            start,
+            samples,
+            cuts: Vec::new(),
+        })
     }
 
     /// Someone is speaking now.
@@ -126,41 +181,62 @@ impl Chunker {
         Some(frames.start * FRAME..(frames.end * FRAME).min(self.seen))
     }
 
-    /// [`Chunker::settling`]'s chunk, with its samples.
+    /// [`Chunker::settling`]'s chunk, with its samples (live audio: no pause left out).
     pub fn settling_chunk(&self) -> Option<SpeechChunk> {
-        self.chunk_of(self.planner.settling()?)
+        self.chunk_of(self.planner.settling()?, &[])
     }
 
     fn hand_out(&mut self, ready: &mut dyn FnMut(SpeechChunk)) {
         for frames in std::mem::take(&mut self.planned) {
-            if let Some(chunk) = self.chunk_of(frames) {
+            let gaps = self.planner.take_gaps_before(frames.end);
+            if let Some(chunk) = self.chunk_of(frames, &gaps) {
                 ready(chunk);
             }
         }
     }
 
-    /// The samples of the chunk planned over `frames`; None when it holds none.
-    fn chunk_of(&self, frames: Range<usize>) -> Option<SpeechChunk> {
+    /// The samples of the chunk planned over `frames`, but for the frames of `gaps` inside it;
+    /// None when it holds none.
+    fn chunk_of(&self, frames: Range<usize>, gaps: &[Range<usize>]) -> Option<SpeechChunk> {
         let range = frames.start * FRAME..(frames.end * FRAME).min(self.seen);
         if range.is_empty() || range.start < self.buffer_from {
             return None;
         }
-        let from = range.start - self.buffer_from;
-        let samples = self
-            .buffer
-            .range(from..from + range.len())
-            .copied()
-            .collect();
+        let mut samples = Vec::with_capacity(range.len());
+        let mut cuts = Vec::new();
+        let mut from = range.start;
+        for gap in gaps {
+            let gap = (gap.start * FRAME).max(range.start)..(gap.end * FRAME).min(range.end);
+            if gap.start < from || gap.is_empty() {
+                continue;
+            }
+            samples.extend(self.samples(from..gap.start));
+            cuts.push(Cut {
+                at: samples.len(),
+                len: gap.len(),
+            });
+            from = gap.end;
+        }
+        samples.extend(self.samples(from..range.end));
         Some(SpeechChunk {
             start: range.start,
             samples,
+            cuts,
         })
+    }
+
+    /// The buffered samples over `range` (samples of the audio).
+    fn samples(&self, range: Range<usize>) -> impl Iterator<Item = f32> + '_ {
+        let from = range.start - self.buffer_from;
+        self.buffer.range(from..from + range.len()).copied()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::chunks::{MAX_CHUNK_FRAMES, plan_chunks, plan_everything};
+    use super::super::chunks::{
+        MAX_CHUNK_FRAMES, PADDING_FRAMES as PADDING, plan_chunks, plan_everything,
+    };
     use super::super::frame_scores;
     use super::*;
 
@@ -231,10 +307,80 @@ mod tests {
                     "speech only: {speech_only}, pieces of {piece}"
                 );
                 for chunk in &chunks {
-                    assert_eq!(chunk.samples, samples[chunk.range()]);
+                    assert_eq!(chunk.samples, heard_of(&samples, chunk));
+                    if !speech_only {
+                        assert!(chunk.cuts.is_empty());
+                    }
                 }
             }
         }
+    }
+
+    /// The samples of `audio` that `chunk` says it holds: its range but for its cuts.
+    fn heard_of(audio: &[f32], chunk: &SpeechChunk) -> Vec<f32> {
+        let mut heard = Vec::new();
+        let mut from = chunk.start;
+        let mut taken = 0;
+        for cut in &chunk.cuts {
+            heard.extend(&audio[from..from + cut.at - taken]);
+            from += cut.at - taken + cut.len;
+            taken = cut.at;
+        }
+        heard.extend(&audio[from..chunk.range().end]);
+        heard
+    }
+
+    #[test]
+    fn a_file_chunk_leaves_out_its_pauses_but_none_of_the_speech() {
+        let samples = audio(150);
+        let speech = super::super::speech_frames(&frame_scores(&samples));
+        let (chunks, _) = streamed(&samples, true, 4096);
+        let cuts: usize = chunks.iter().map(|chunk| chunk.cuts.len()).sum();
+        assert!(cuts > 10, "{cuts} pauses left out");
+        for chunk in &chunks {
+            let timeline = chunk.timeline();
+            let mut before = 0;
+            for cut in &chunk.cuts {
+                // Where the cut lies in the audio: every region keeps its padding around it.
+                let end_before = timeline.seconds(cut.at as f64 / 16_000.0);
+                let gap = (end_before * 16_000.0).round() as usize;
+                let gap = gap..gap + cut.len;
+                for region in &speech {
+                    let padded = (region.start.saturating_sub(PADDING) * FRAME)
+                        ..(region.end + PADDING) * FRAME;
+                    assert!(
+                        padded.end <= gap.start || gap.end <= padded.start,
+                        "{gap:?} cuts into {padded:?}"
+                    );
+                }
+                assert!(cut.at > before || before == 0, "{:?}", chunk.cuts);
+                before = cut.at;
+            }
+        }
+    }
+
+    #[test]
+    fn a_timeline_places_what_was_heard_in_the_audio() {
+        let timeline = Timeline {
+            start: 16_000,
+            cuts: vec![
+                Cut {
+                    at: 32_000,
+                    len: 8_000,
+                },
+                Cut {
+                    at: 48_000,
+                    len: 16_000,
+                },
+            ],
+        };
+        assert_eq!(timeline.seconds(0.0), 1.0);
+        assert_eq!(timeline.seconds(1.5), 2.5);
+        // At a cut: the end of what came before; just after it, past the pause.
+        assert_eq!(timeline.seconds(2.0), 3.0);
+        assert_eq!(timeline.seconds(2.25), 3.75);
+        assert_eq!(timeline.seconds(3.5), 6.0);
+        assert_eq!(Timeline::from(8_000).seconds(1.0), 1.5);
     }
 
     #[test]
