@@ -1384,10 +1384,12 @@ mod tests {
         // Packed across the pauses: a chunk of up to 30 s, then the rest.
         assert_eq!(heard[0].len(), 2, "{heard:?}");
         assert!(heard[0][0] > 20.0, "{heard:?}");
-        // Ended at the first pause once 12 s are held: three sentences a chunk, the last two.
+        // Ended at the first pause once 12 s are held: three sentences a chunk (about 14.4 s of
+        // the audio, heard in about 11 s since the pauses inside are left out down to 0.8 s),
+        // the last two.
         assert_eq!(heard[1].len(), 3, "{heard:?}");
         for seconds in &heard[1][..2] {
-            assert!((12.0..17.0).contains(seconds), "{heard:?}");
+            assert!((10.0..13.0).contains(seconds), "{heard:?}");
         }
     }
 
