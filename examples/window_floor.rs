@@ -27,6 +27,9 @@
 //! first pause (padded regions apart) once it holds S seconds. `--names` gives each clip the
 //! names in its reference text (capitalised words after the first) as the initial prompt, as
 //! dictionary terms would be.
+//! Chunks are heard whole, their pauses included (`vad::chunks_to_hear`): the server leaves the
+//! pauses inside a file's chunks out (`Limits::leave_out_pauses`), so its figures for files are
+//! measured through the server (`scripts/bench-peers`).
 
 use std::path::Path;
 use std::time::Instant;

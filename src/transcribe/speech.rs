@@ -592,7 +592,7 @@ impl Listener {
             self.language = output.language.take();
         }
         self.whole_time += output.processing_time.unwrap_or(0.0);
-        self.keep(output, &Timeline::from(from));
+        self.keep(output, &Timeline::starting_at(from));
     }
 
     /// The end of the audio for an engine that hears whole clips: one call with what it has not

@@ -31,7 +31,8 @@ pub(crate) const CONFIDENT: f32 = 0.9;
 const MIN_CONFIDENT_FRAMES: usize = 8;
 
 /// What an engine hears of `samples` held whole in memory: the chunks of speech when `detect`,
-/// else the whole audio as one chunk.
+/// else the whole audio as one chunk. Each chunk is a span heard whole, its pauses included;
+/// the server's file path ([`Chunker`]) leaves them out.
 pub fn chunks_to_hear(samples: &[f32], detect: bool) -> Vec<Range<usize>> {
     if detect {
         plan_chunks(&frame_scores(samples), samples.len())

@@ -53,7 +53,7 @@ pub struct Timeline {
 
 impl Timeline {
     /// Samples heard as they are from sample `start` of the audio on.
-    pub fn from(start: usize) -> Timeline {
+    pub fn starting_at(start: usize) -> Timeline {
         Timeline {
             start,
             cuts: Vec::new(),
@@ -380,7 +380,7 @@ mod tests {
         assert_eq!(timeline.seconds(2.0), 3.0);
         assert_eq!(timeline.seconds(2.25), 3.75);
         assert_eq!(timeline.seconds(3.5), 6.0);
-        assert_eq!(Timeline::from(8_000).seconds(1.0), 1.5);
+        assert_eq!(Timeline::starting_at(8_000).seconds(1.0), 1.5);
     }
 
     #[test]
