@@ -252,6 +252,8 @@ def dictate(server, speech, events, server_pid):
         "errors": errors,
         "words": words,
         "text": done["text"],
+        # Every event of the session: seconds since the speech began to play, and its data.
+        "events": [[round(when - play_start, 3), data] for when, _, data in ours],
     }
 
 

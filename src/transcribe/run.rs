@@ -65,8 +65,8 @@ pub enum Progress<'a> {
     /// Live audio: speech began at `at` (with the padding kept before it).
     SpeechStarted { at: f64 },
     /// Live audio: the chunk `start..end` is settled (a pause ended it, or, when `goes_on`, it
-    /// grew too long and was cut while speech goes on) and goes to the engine; its segments
-    /// follow.
+    /// grew too long and was cut, or closed at a pause too short to end it, while speech goes
+    /// on) and goes to the engine; its segments follow.
     Committed { start: f64, end: f64, goes_on: bool },
     /// Live audio: provisional text of the chunk still open, post-processed; the next
     /// provisional text or the chunk's segments replace it.
@@ -655,6 +655,49 @@ pub(crate) mod testing {
                     r.samples.len() as f64 / 16_000.0,
                     text,
                 )],
+                processing_time: None,
+            })
+        }
+    }
+
+    /// An engine that takes `pause` for each call, notes each in `log` as Recorder does
+    /// ("engine <samples>[ provisional] <language asked, or auto>") and hears no words in less
+    /// than `words_from` samples, one segment ("words") covering the chunk in more. Asked to
+    /// detect the language, it hears German.
+    pub struct Slow {
+        pub log: Arc<Mutex<Vec<String>>>,
+        pub pause: Duration,
+        pub words_from: usize,
+    }
+
+    impl Engine for Slow {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<ModelOffer> {
+            Gate::offers(&["tiny.en", "base"])
+        }
+        fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
+            std::thread::sleep(self.pause);
+            let provisional = if r.provisional { " provisional" } else { "" };
+            let asked = match &r.language {
+                crate::engine::LanguageChoice::Exact(code) => code.as_str(),
+                _ => "auto",
+            };
+            let noted = format!("engine {}{provisional} {asked}", r.samples.len());
+            self.log.lock().unwrap().push(noted);
+            let language = Some(if asked == "auto" { "de" } else { asked }.to_string());
+            if r.samples.len() < self.words_from {
+                return Ok(EngineOutput {
+                    language,
+                    ..EngineOutput::default()
+                });
+            }
+            let seconds = r.samples.len() as f64 / 16_000.0;
+            Ok(EngineOutput {
+                text: "words".into(),
+                language,
+                segments: vec![crate::engine::Segment::new(0.0, seconds, "words")],
                 processing_time: None,
             })
         }
@@ -1268,6 +1311,195 @@ mod tests {
             }),
             "{log:?}"
         );
+    }
+
+    /// `audio` spoken at real time (20 ms blocks) into a live transcription with detection
+    /// on, through `engine`'s tiny.en.
+    async fn speak_live(engine: Arc<dyn Engine>, audio: Vec<f32>) {
+        speak_live_to(engine, "tiny.en", audio).await
+    }
+
+    /// [`speak_live`] with `model`.
+    async fn speak_live_to(engine: Arc<dyn Engine>, model: &str, audio: Vec<f32>) {
+        let (_dir, t) = transcriber(vec![engine], 1);
+        let (blocks, heard) = std::sync::mpsc::channel();
+        let speaker = std::thread::spawn(move || {
+            for block in audio.chunks(320) {
+                blocks.send(block.to_vec()).unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let mut options = options(model);
+        options.vad = Some(true);
+        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
+        let on_progress: ProgressSink = Box::new(|_| {});
+        planned
+            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
+            .await
+            .unwrap();
+        speaker.join().unwrap();
+    }
+
+    /// The samples each provisional pass of `log` heard, in order.
+    fn provisional_passes(log: &[String]) -> Vec<usize> {
+        log.iter()
+            .filter(|call| call.contains(" provisional"))
+            .map(|call| super::testing::Recorder::samples_in(call))
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_open_chunk_is_heard_again_sooner_while_it_has_no_words() {
+        use super::testing::Slow;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        // Words only in 2.2 s of audio or more: the passes before hear none.
+        let engine = Slow {
+            log: log.clone(),
+            pause: Duration::from_millis(20),
+            words_from: 35_200,
+        };
+        let mut audio = clip("en-founded");
+        audio.extend(vec![0.0; 16_000]);
+        speak_live(Arc::new(engine), audio).await;
+        let passes = provisional_passes(&log.lock().unwrap());
+        let mute: Vec<usize> = passes.iter().copied().filter(|&n| n < 35_200).collect();
+        // A second apart (16,000 samples at real time) there would be two at most.
+        assert!(mute.len() >= 3, "{passes:?}");
+        let closest = mute.windows(2).map(|w| w[1] - w[0]).min().unwrap();
+        assert!(closest < 12_800, "{passes:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn provisional_passes_take_the_language_the_first_one_detected() {
+        use super::testing::Slow;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = Slow {
+            log: log.clone(),
+            pause: Duration::from_millis(20),
+            words_from: 0,
+        };
+        let mut audio = clip("en-founded");
+        audio.extend(vec![0.0; 16_000]);
+        speak_live_to(Arc::new(engine), "base", audio).await;
+        let log = log.lock().unwrap().clone();
+        let passes: Vec<&String> = log.iter().filter(|c| c.contains(" provisional")).collect();
+        assert!(passes.len() >= 2, "{log:?}");
+        // The first detects (through whisper's full window); the rest take its language.
+        assert!(passes[0].ends_with(" auto"), "{log:?}");
+        assert!(passes[1..].iter().all(|c| c.ends_with(" de")), "{log:?}");
+        // What is committed detects the language for itself: the text and its language
+        // are the same as a file's would be.
+        let settled = log.iter().find(|c| !c.contains(" provisional")).unwrap();
+        assert!(settled.ends_with(" auto"), "{log:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_new_chunks_first_pass_does_not_wait_for_the_spacing_of_the_chunk_before() {
+        use super::testing::Slow;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        // Each pass takes 1.5 s, so the next over the same chunk waits 3 s.
+        let engine = Slow {
+            log: log.clone(),
+            pause: Duration::from_millis(1_500),
+            words_from: 0,
+        };
+        let sentence = {
+            let clip = clip("en-founded");
+            let loud = |x: &f32| x.abs() > 0.02;
+            let start = clip.iter().position(loud).unwrap();
+            let end = clip.iter().rposition(loud).unwrap() + 1;
+            clip[start..end].to_vec()
+        };
+        // Two sentences 1.2 s apart: the pause ends the first chunk and is heard ahead in it
+        // (from about 0.3 s into the pause to 1.8 s), so the spacing from that pass would run
+        // until 3.3 s, 2.1 s into the second sentence.
+        let mut audio = sentence.clone();
+        audio.extend(vec![0.0; 19_200]);
+        audio.extend(&sentence);
+        audio.extend(vec![0.0; 16_000]);
+        speak_live(Arc::new(engine), audio).await;
+        let log = log.lock().unwrap().clone();
+        // The second chunk's passes: those after the last call over the first chunk (its
+        // pass ahead, taken at the commit).
+        let ahead = log
+            .iter()
+            .position(|call| !call.contains(" provisional"))
+            .unwrap();
+        let second = provisional_passes(&log[ahead + 1..]);
+        // Its first pass as soon as the engine is free (at 1.8 s: the chunk, from 0.24 s before
+        // the voice, holds 0.84 s), not 2.3 s (37,000 samples) in.
+        assert!(second.first().is_some_and(|&n| n < 24_000), "{log:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_live_chunk_closed_by_its_length_at_a_short_pause_lets_speech_go_on() {
+        use super::testing::Recorder;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (_dir, t) = transcriber(vec![Arc::new(Recorder { log: log.clone() })], 1);
+        // A sentence (3 s) said three times with 0.6 s between (shorter than the 0.72 s that
+        // ends a live chunk, longer than the 0.48 s its padding fills), then twice without a
+        // pause: the chunk is held open while that speech might still fit into 15 s with it,
+        // then closes at the pause before it, once it is clear it does not.
+        let sentence = {
+            let clip = clip("en-founded");
+            let loud = |x: &f32| x.abs() > 0.02;
+            let start = clip.iter().position(loud).unwrap();
+            let end = clip.iter().rposition(loud).unwrap() + 1;
+            clip[start..end].to_vec()
+        };
+        let mut audio = Vec::new();
+        for _ in 0..3 {
+            audio.extend(&sentence);
+            audio.extend(vec![0.0; 9_600]);
+        }
+        audio.extend(&sentence);
+        audio.extend(&sentence);
+        audio.extend(vec![0.0; 16_000]);
+        let (blocks, heard) = std::sync::mpsc::channel();
+        let speaker = std::thread::spawn(move || {
+            for block in audio.chunks(320) {
+                blocks.send(block.to_vec()).unwrap();
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+        let reports = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let commits = Arc::new(std::sync::Mutex::new(Vec::<(f64, f64, bool)>::new()));
+        let (noted, committed) = (reports.clone(), commits.clone());
+        let on_progress: ProgressSink = Box::new(move |progress| {
+            let note = match progress {
+                Progress::SpeechStarted { .. } => "started",
+                Progress::Committed {
+                    start,
+                    end,
+                    goes_on,
+                } => {
+                    committed.lock().unwrap().push((start, end, goes_on));
+                    "committed"
+                }
+                _ => return,
+            };
+            noted.lock().unwrap().push(note.to_string());
+        });
+        let mut options = options("tiny.en");
+        options.vad = Some(true);
+        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
+        planned
+            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
+            .await
+            .unwrap();
+        speaker.join().unwrap();
+        let reports = reports.lock().unwrap().clone();
+        let commits = commits.lock().unwrap().clone();
+        assert_eq!(
+            reports,
+            ["started", "committed", "committed"],
+            "speech started once and went on: {commits:?}"
+        );
+        let ((start, end, goes_on), (next, last, stopped)) = (commits[0], commits[1]);
+        assert!(goes_on && !stopped, "{commits:?}");
+        assert!(end - start < 12.0 && last - start > 15.0, "{commits:?}");
+        // Closed at the pause, not cut inside a sentence: what lies between is silence.
+        assert!(next > end && next - end < 0.24, "{commits:?}");
     }
 
     /// `seconds` of faint sound without voice activity detection (chunks of at most 30 s) through

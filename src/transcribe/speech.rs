@@ -35,7 +35,8 @@ pub(super) enum Listened<'a> {
     /// Live audio: speech began at `at` (the padding kept before it included).
     SpeechStarted { at: f64 },
     /// Live audio: the chunk `start..end` is settled and goes to the engine; `goes_on`: speech
-    /// goes on past its end (a long chunk was cut there) rather than a pause ending it.
+    /// goes on past its end (a long chunk was cut there, or closed at a pause too short to end
+    /// it) rather than a pause ending it.
     Committed { start: f64, end: f64, goes_on: bool },
     /// Live audio: provisional segments of the chunk still open, with the language heard so
     /// far; the next provisional ones or the chunk's settled ones replace them.
@@ -53,6 +54,10 @@ const PROVISIONAL_SPACING: u32 = 2;
 /// The open chunk is first heard provisionally once it holds this much audio (0.6 s: the
 /// padding before the speech and about a word).
 const MIN_PROVISIONAL_SAMPLES: usize = 9_600;
+/// Until a provisional pass hears words in the open chunk, the next comes this soon (still
+/// spaced by [`PROVISIONAL_SPACING`]): a first pass 0.35 s into the voice often hears none,
+/// and the person would wait a whole second more for the first word.
+const PROVISIONAL_EVERY_UNTIL_WORDS: Duration = Duration::from_millis(400);
 
 /// What one engine call is made of, besides the audio.
 pub(super) struct EngineCall {
@@ -139,6 +144,13 @@ pub(super) struct Listener {
     /// Live audio: the open chunk is not heard provisionally before this, nor once this is
     /// cancelled (the capture stopped), which also abandons a pass under way.
     next_provisional: Instant,
+    /// Live audio: where the chunk the last pass over an open chunk heard starts (samples); a
+    /// new chunk's first pass does not wait for the spacing from the chunk before.
+    passed_from: Option<usize>,
+    /// Live audio, no language given: the one a pass over an open chunk detected, which the
+    /// provisional passes after it take until a committed chunk settles the language (whisper
+    /// judges it through its full window: base took 1.3 s for it on 2 cores, every pass).
+    provisional_language: Option<String>,
     provisional_stop: Option<Cancel>,
     /// Live audio: the open chunk heard ahead, in the pause that may end it (its samples and
     /// what the engine heard): its text when it settles on exactly those samples.
@@ -175,6 +187,8 @@ impl Listener {
             engine: Duration::ZERO,
             announced: None,
             next_provisional: Instant::now(),
+            passed_from: None,
+            provisional_language: None,
             provisional_stop: None,
             heard_ahead: None,
             whole_heard: 0,
@@ -210,7 +224,11 @@ impl Listener {
         let starts: Vec<usize> = ready.iter().skip(1).map(|c| c.start).collect();
         for (i, chunk) in ready.into_iter().enumerate() {
             let end = chunk.range().end;
-            let goes_on = starts.get(i) == Some(&end) || (i == starts.len() && open == Some(end));
+            let next = starts
+                .get(i)
+                .copied()
+                .or(open.filter(|_| i == starts.len()));
+            let goes_on = next.filter(|&next| self.chunker.goes_on(end, next));
             self.commit(&chunk, goes_on);
             if !self.transcribe(chunk) {
                 return false;
@@ -237,8 +255,10 @@ impl Listener {
     }
 
     /// Live audio: reports that `chunk` is settled (its speech reported first, if it came and
-    /// went between two blocks).
-    fn commit(&mut self, chunk: &SpeechChunk, goes_on: bool) {
+    /// went between two blocks); `goes_on`: where the next chunk starts when speech went on
+    /// into it without a pause that ends a chunk (this one was closed by its length), so that
+    /// speech neither stopped nor started again.
+    fn commit(&mut self, chunk: &SpeechChunk, goes_on: Option<usize>) {
         if self.call.live.is_none() {
             return;
         }
@@ -246,12 +266,12 @@ impl Listener {
             self.report_speech(chunk.start);
         }
         let range = chunk.range();
-        self.announced = goes_on.then_some(range.end);
+        self.announced = goes_on;
         if let Some(sink) = &mut self.on_segments {
             sink(Listened::Committed {
                 start: range.start as f64 / SAMPLE_RATE,
                 end: range.end as f64 / SAMPLE_RATE,
-                goes_on,
+                goes_on: goes_on.is_some(),
             });
         }
     }
@@ -262,9 +282,9 @@ impl Listener {
     }
 
     /// Live audio, once every block captured so far is heard: hears the open chunk again for
-    /// provisional text, when someone is speaking, the spacing since the last pass has passed
-    /// and the engine is free (provisional text never makes anyone wait); in a pause, hears it
-    /// ahead ([`Listener::hear_ahead`]).
+    /// provisional text, when someone is speaking, the spacing since the last pass over the same
+    /// chunk has passed and the engine is free (provisional text never makes anyone wait); in a
+    /// pause, hears it ahead ([`Listener::hear_ahead`]).
     pub fn provisional(&mut self) {
         let (Some(live), Some(stop)) = (&self.call.live, &self.provisional_stop) else {
             return;
@@ -280,7 +300,8 @@ impl Listener {
             self.hear_ahead();
             return;
         }
-        if Instant::now() < self.next_provisional {
+        let same_chunk = self.passed_from.is_some() && self.chunker.open_from() == self.passed_from;
+        if same_chunk && Instant::now() < self.next_provisional {
             return;
         }
         let Some(chunk) = self
@@ -302,7 +323,7 @@ impl Listener {
     /// same samples through the same request read the same. The pass is not abandoned when the
     /// capture stops (the stop settles the chunk as it is). It is heard ahead once for each way
     /// the chunk may settle (once a pause, unless a soft sound in the pause lengthens it), and
-    /// the next provisional pass keeps its spacing from it.
+    /// the next provisional pass over the same chunk keeps its spacing from it.
     fn hear_ahead(&mut self) {
         let Some(live) = &self.call.live else {
             return;
@@ -339,7 +360,15 @@ impl Listener {
         let provisional = matches!(pass, OpenPass::Provisional);
         let heard = self.engine_call(&chunk.samples, whole, cancel, provisional);
         let took = started.elapsed();
-        self.next_provisional = started + PROVISIONAL_EVERY.max(took * PROVISIONAL_SPACING);
+        let heard_words = heard
+            .as_ref()
+            .is_ok_and(|heard| !heard.text.trim().is_empty());
+        let every = match pass {
+            OpenPass::Provisional if !heard_words => PROVISIONAL_EVERY_UNTIL_WORDS,
+            _ => PROVISIONAL_EVERY,
+        };
+        self.next_provisional = started + every.max(took * PROVISIONAL_SPACING);
+        self.passed_from = Some(chunk.start);
         tracing::debug!(
             seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
             took_ms = took.as_millis() as u64,
@@ -349,6 +378,9 @@ impl Listener {
         let Ok(heard) = heard else {
             return (None, took);
         };
+        if self.provisional_language.is_none() {
+            self.provisional_language = heard.language.clone();
+        }
         let timeline = chunk.timeline();
         let segments: Vec<Segment> = heard
             .segments
@@ -692,7 +724,11 @@ impl Listener {
             samples,
             chunks,
             trimmed_to_speech: self.call.vad,
-            language: self.call.language.clone(),
+            language: match (&self.call.language, &self.provisional_language) {
+                (LanguageChoice::Exact(_), _) | (_, None) => self.call.language.clone(),
+                (_, Some(heard)) if provisional => LanguageChoice::Exact(heard.clone()),
+                _ => self.call.language.clone(),
+            },
             task: self.call.task,
             initial_prompt: self.call.initial_prompt.clone(),
             words: self.call.words,

@@ -338,6 +338,13 @@ impl ChunkPlanner {
         taken
     }
 
+    /// Whether a chunk after one that ended at frame `end` and starting at frame `next` follows
+    /// it without a pause that ends a chunk (the first was closed by its length or cut while
+    /// speech went on).
+    pub fn goes_on(&self, end: usize, next: usize) -> bool {
+        (end..end + self.limits.long_pause).contains(&next)
+    }
+
     /// Someone is speaking now: a region that has proved to be speech is open.
     pub fn speaking(&self) -> bool {
         matches!(self.regions.open(), Some((_, true)))

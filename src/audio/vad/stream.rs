@@ -168,6 +168,12 @@ impl Chunker {
         })
     }
 
+    /// Whether speech starting at sample `next`, after a chunk that ended at sample `end`, went
+    /// on without a pause that ends a chunk: the chunk was closed by its length, not by a pause.
+    pub fn goes_on(&self, end: usize, next: usize) -> bool {
+        next >= end && self.planner.goes_on(end / FRAME, next / FRAME)
+    }
+
     /// Someone is speaking now.
     pub fn speaking(&self) -> bool {
         self.planner.speaking()
