@@ -282,6 +282,7 @@ impl Dictation {
         })
         .await?;
         let planned = self.ready_to_transcribe(id, &setup).await?;
+        planned.preload_model();
         let model = planned.resolved().offer.spec.id;
         let opening = self.clone();
         let (feed, session, max_samples) =

@@ -346,6 +346,41 @@ pub fn cut_loops(mut segments: Vec<Segment>) -> Vec<Segment> {
     kept
 }
 
+/// What a chunk of `seconds` can hold of `segments`, for a loop with no pattern exact enough
+/// to cut at ([`cut_loops`]): while they hold more than anyone says in that time, the last
+/// segment goes, then the last words of the one left (its timed words with them, its tokens
+/// in proportion). Segments within the time come back as they are.
+pub fn within_time(mut segments: Vec<Segment>, seconds: f64) -> Vec<Segment> {
+    let fast = |segments: &[Segment]| too_fast(segments, &joined(segments), seconds);
+    while segments.len() > 1 && fast(&segments) {
+        segments.pop();
+    }
+    let Some(last) = segments.pop() else {
+        return segments;
+    };
+    if !fast(std::slice::from_ref(&last)) {
+        segments.push(last);
+        return segments;
+    }
+    let words: Vec<&str> = last.text.split_whitespace().collect();
+    let tokens = last.detail.as_ref().map_or(0, |d| d.tokens.len());
+    let shortened = |keep: usize| {
+        let mut cut = last.clone();
+        cut.text = words[..keep].join(" ");
+        cut.words.truncate(keep);
+        if let Some(detail) = &mut cut.detail {
+            detail.tokens.truncate(tokens * keep / words.len().max(1));
+        }
+        cut
+    };
+    let fitting = (1..words.len())
+        .rev()
+        .map(shortened)
+        .find(|cut| !fast(std::slice::from_ref(cut)));
+    segments.extend(fitting);
+    segments
+}
+
 /// How many characters of `normal` to keep before the repetition `found`: up to its first
 /// occurrence's end when that ends a word, else up to its start, then back to the last whole
 /// word.
@@ -574,6 +609,43 @@ mod tests {
         let cut = cut_loops(vec![timed]);
         let words: Vec<&str> = cut[0].words.iter().map(|w| w.word.as_str()).collect();
         assert_eq!(words, ["He", "was", "not", "an"]);
+    }
+
+    #[test]
+    fn a_loop_without_an_exact_pattern_is_cut_to_what_its_time_holds() {
+        // tiny.en on a provisional pass over 5.5 s of A Tale of Two Cities: no pattern comes
+        // three times in a row, but it is four times more text than the time holds.
+        let looped = "It was the best of times, it was the worst of times. It was the age of \
+            wisdom, it was the age of foolishness, it was the epoch. It was the age of \
+            foolishness. It was the epoch. It was the age of foolishness. It was the epoch. It \
+            was the age of wisdom. It was the age of foolishness. It was the epoch. It was the \
+            age of foolishness. It was the epoch. It was the age of foolishness. It was the \
+            epoch. It was the age of wisdom. It was the age of foolishness. It was the epoch. \
+            It was the age of foolishness. It was the epoch. It was the age of foolishness.";
+        let heard = vec![segment(0.0, 5.5, looped)];
+        assert_eq!(cut_loops(heard.clone()), heard, "no exact pattern");
+        assert_eq!(trouble(&heard, 5.5), Some(Trouble::Compressible));
+        let cut = within_time(heard, 5.5);
+        let text = joined(&cut);
+        assert!(
+            text.starts_with("It was the best of times, it was the worst"),
+            "{text}"
+        );
+        assert!(!too_fast(&cut, &text, 5.5), "{text}");
+        // One word more would not fit.
+        let next = looped
+            .split_whitespace()
+            .nth(text.split_whitespace().count());
+        let longer = format!("{text} {}", next.unwrap());
+        assert!(too_fast(&[segment(0.0, 5.5, &longer)], &longer, 5.5));
+        // Whole segments go first; what fits is left as it is.
+        let two = vec![
+            segment(0.0, 3.0, "It was the best of times."),
+            segment(3.0, 5.5, looped),
+        ];
+        assert_eq!(joined(&within_time(two, 5.5)), "It was the best of times.");
+        let speech = vec![segment(0.0, 2.0, "Fine."), segment(2.0, 4.0, "Thanks.")];
+        assert_eq!(within_time(speech.clone(), 4.0), speech);
     }
 
     #[test]

@@ -263,6 +263,12 @@ pub trait Engine: Send + Sync {
     fn unload(&self, _model: &str) -> bool {
         false
     }
+
+    /// Loads `model` now (blocking), so that the first call on it does not wait for its
+    /// weights; nothing for an engine without weights to load.
+    fn preload(&self, _model: &str) -> Result<(), EngineError> {
+        Ok(())
+    }
 }
 
 /// Removes `model` from an engine's `loaded` models and gives the memory back (once no call

@@ -38,8 +38,9 @@ pub enum TurnReport {
     Done { samples: usize },
 }
 
-/// A session's configuration checked against the server: the options each turn is
-/// transcribed with and the id of the model that transcribes them. `model` names an installed
+/// A session's configuration checked against the server (its model then loaded ahead, in the
+/// background): the options each turn is transcribed with and the id of the model that
+/// transcribes them. `model` names an installed
 /// model, or any other name (`whisper-1`, `gpt-4o-transcribe`) means the selected one.
 pub async fn check(
     transcriber: &Arc<Transcriber>,
@@ -60,6 +61,7 @@ pub async fn check(
         save: config.save_to_history,
     };
     let planned = transcriber.plan(options.clone(), false, caller).await?;
+    planned.preload_model();
     Ok((options, planned.resolved().offer.spec.id))
 }
 

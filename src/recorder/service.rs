@@ -263,6 +263,7 @@ impl Recorder {
                 |err| tracing::info!(%id, "the recording is transcribed at its end: {err}"),
             )
             .ok()?;
+        planned.preload_model();
         let (blocks, heard) = std::sync::mpsc::channel();
         let audio = LiveAudio::new(heard);
         let listener = Listener::new(blocks, audio.stopping.clone());

@@ -386,6 +386,21 @@ fn dictations_without_a_display_keep_their_text_and_say_why_it_was_not_typed() {
 
     let (id, warning) = dictate(None);
     assert_eq!(warning, "", "insertion is off: nothing to warn of");
+    // The start loaded the model ahead, though nothing was said for it to transcribe.
+    let loaded = || {
+        let models: serde_json::Value =
+            serde_json::from_str(&cli(&["--json", "models", "list"])).unwrap();
+        models["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == "tiny.en" && m["loaded"] == true)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !loaded() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(loaded(), "tiny.en loaded at the start of a dictation");
     let out = run(&["dictation", "result", &id, "--wait"]);
     assert!(out.status.success(), "{out:?}");
     assert!(

@@ -142,6 +142,10 @@ impl Engine for MoonshineEngine {
         MOONSHINE_ENGINE
     }
 
+    fn preload(&self, model: &str) -> Result<(), EngineError> {
+        self.load(model).map(|_| ())
+    }
+
     fn chunks_at_once(&self) -> usize {
         self.workers
     }
@@ -252,7 +256,7 @@ fn hear_chunk(
             start,
             "moonshine looped; the loop is cut"
         );
-        heard_here = guard::cut_loops(heard_here);
+        heard_here = guard::within_time(guard::cut_loops(heard_here), seconds);
     }
     Ok(heard_here)
 }

@@ -231,6 +231,15 @@ impl Engine for WhisperEngine {
         })
     }
 
+    fn preload(&self, model: &str) -> Result<(), EngineError> {
+        let loaded = self.load(model)?;
+        // And one decoder state ready, as the first call would make it.
+        let decoders = &loaded.plain;
+        let state = decoders.state(&decoders.idle)?;
+        lock(&decoders.idle).push(state);
+        Ok(())
+    }
+
     fn transcribe(
         &self,
         model: &str,

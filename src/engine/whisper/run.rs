@@ -129,7 +129,7 @@ pub(super) fn hear_chunk(
     };
     if verdict.is_loop() {
         retries.cut += 1;
-        return Ok(guard::cut_loops(heard));
+        return Ok(guard::within_time(guard::cut_loops(heard), seconds));
     }
     Ok(heard)
 }
