@@ -3,7 +3,8 @@
 //! stream inside the slot (held to the end even when the request is gone; a gone request stops
 //! the decode and the engine), post-processing and the history policy.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use super::job::round_ms;
@@ -20,7 +21,7 @@ use crate::audio::vad::MAX_CHUNK_SAMPLES;
 use crate::cancel::Cancel;
 use crate::engine::models::Downloads;
 use crate::engine::models::ModelDir;
-use crate::engine::{Engine, EngineOutput, Task};
+use crate::engine::{Engine, EngineOutput, LanguageChoice, Task};
 use crate::store::{NewHistoryEntry, Store, StoreError, preferences};
 use crate::wire::transcription::TranscribeOptions;
 
@@ -97,6 +98,9 @@ pub struct Transcriber {
     downloads: Downloads,
     queue: Arc<Queue>,
     residency: Arc<Residency>,
+    /// The language the last live transcription on each model settled on (no language given):
+    /// the next one's provisional passes start from it rather than detect it.
+    live_languages: Arc<Mutex<HashMap<&'static str, String>>>,
 }
 
 /// How a job takes the engine: one slot for the whole audio, or one per chunk (live audio).
@@ -126,6 +130,7 @@ impl Transcriber {
             downloads: Downloads::default(),
             queue: Arc::new(Queue::new(parts.slots, parts.max_waiting)),
             residency: Arc::default(),
+            live_languages: Arc::default(),
         }
     }
 
@@ -388,7 +393,11 @@ impl Planned {
             cancel: cancel.clone(),
             live: None,
             held: None,
+            language_guess: None,
         };
+        let live_languages = self.transcriber.live_languages.clone();
+        let guess_language = matches!(slots, Slots::PerChunk(_))
+            && !matches!(call.language, LanguageChoice::Exact(_));
         let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
         let on_segments = on_segments.map(|mut sink| {
             let (post, options) = (self.post.clone(), self.options.clone());
@@ -444,7 +453,15 @@ impl Planned {
                 queue: queue.clone(),
                 runtime: runtime.clone(),
             });
-            let call = EngineCall { live, held, ..call };
+            let language_guess = guess_language
+                .then(|| lock(&live_languages).get(model_id).cloned())
+                .flatten();
+            let call = EngineCall {
+                live,
+                held,
+                language_guess,
+                ..call
+            };
             let _in_use = residency.begin(engine_id, model_id);
             let started = Instant::now();
             let mut listener = Listener::new(call, on_segments);
@@ -474,6 +491,9 @@ impl Planned {
             let output = heard
                 .output
                 .map_err(|e| TranscribeError::from_engine(e, engine_id))?;
+            if let (true, Some(language)) = (guess_language, &output.language) {
+                lock(&live_languages).insert(model_id, language.clone());
+            }
             let stages = StageTimes {
                 decode: started.elapsed().saturating_sub(heard.vad + heard.engine),
                 vad: heard.vad,
@@ -577,6 +597,10 @@ fn audio_error(err: DecodeError) -> TranscribeError {
         DecodeError::Io(e) => TranscribeError::internal("could not read the spooled audio", e),
         other => TranscribeError::Audio(other),
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]
@@ -1340,6 +1364,11 @@ mod tests {
     /// [`speak_live`] with `model`.
     async fn speak_live_to(engine: Arc<dyn Engine>, model: &str, audio: Vec<f32>) {
         let (_dir, t) = transcriber(vec![engine], 1);
+        speak_live_on(&t, model, audio).await
+    }
+
+    /// [`speak_live_to`] through the transcriber `t`.
+    async fn speak_live_on(t: &Arc<super::Transcriber>, model: &str, audio: Vec<f32>) {
         let (blocks, heard) = std::sync::mpsc::channel();
         let speaker = std::thread::spawn(move || {
             for block in audio.chunks(320) {
@@ -1409,6 +1438,44 @@ mod tests {
         // are the same as a file's would be.
         let settled = log.iter().find(|c| !c.contains(" provisional")).unwrap();
         assert!(settled.ends_with(" auto"), "{log:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_next_live_transcription_starts_from_the_language_the_last_one_settled_on() {
+        use super::testing::Slow;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = Slow {
+            log: log.clone(),
+            pause: Duration::from_millis(20),
+            words_from: 0,
+        };
+        let (_dir, t) = transcriber(vec![Arc::new(engine)], 1);
+        let mut audio = clip("en-founded");
+        audio.extend(vec![0.0; 16_000]);
+        speak_live_on(&t, "base", audio.clone()).await;
+        let first = log.lock().unwrap().len();
+        speak_live_on(&t, "base", audio).await;
+        let log = log.lock().unwrap().clone();
+        let (before, after) = log.split_at(first);
+        let provisional = |calls: &[String]| -> Vec<String> {
+            calls
+                .iter()
+                .filter(|c| c.contains(" provisional"))
+                .cloned()
+                .collect()
+        };
+        // The first detects the language; the second's passes start from what it settled on.
+        assert!(provisional(before)[0].ends_with(" auto"), "{log:?}");
+        let second = provisional(after);
+        assert!(!second.is_empty(), "{log:?}");
+        assert!(second.iter().all(|c| c.ends_with(" de")), "{log:?}");
+        // What is committed still detects the language for itself.
+        assert!(
+            after
+                .iter()
+                .any(|c| !c.contains(" provisional") && c.ends_with(" auto")),
+            "{log:?}"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -76,6 +76,9 @@ pub(super) struct EngineCall {
     /// Other audio: the slot held for the whole transcription, let go between two chunks to
     /// a live chunk waiting for the engine.
     pub held: Option<HeldSlot>,
+    /// Live audio, no language given: the language provisional passes start from (the one
+    /// the last live transcription settled on), until a committed chunk settles this one's.
+    pub language_guess: Option<String>,
 }
 
 /// The slot a transcription of a file or upload holds from its first chunk to its last.
@@ -147,9 +150,10 @@ pub(super) struct Listener {
     /// Live audio: where the chunk the last pass over an open chunk heard starts (samples); a
     /// new chunk's first pass does not wait for the spacing from the chunk before.
     passed_from: Option<usize>,
-    /// Live audio, no language given: the one a pass over an open chunk detected, which the
-    /// provisional passes after it take until a committed chunk settles the language (whisper
-    /// judges it through its full window: base took 1.3 s for it on 2 cores, every pass).
+    /// Live audio, no language given: the one a pass over an open chunk detected (or the
+    /// guess the transcription started with), which the provisional passes take until a
+    /// committed chunk settles the language (whisper judges it through its full window: base
+    /// took 1.3 s for it on 2 cores, every pass).
     provisional_language: Option<String>,
     provisional_stop: Option<Cancel>,
     /// Live audio: the open chunk heard ahead, in the pause that may end it (its samples and
@@ -174,6 +178,7 @@ impl Listener {
             (false, None) => Limits::FILE,
             (false, Some(seconds)) => Limits::FILE.closing_after(seconds),
         };
+        let language_guess = call.language_guess.clone();
         Listener {
             chunker: Chunker::within(call.vad, limits),
             call,
@@ -188,7 +193,7 @@ impl Listener {
             announced: None,
             next_provisional: Instant::now(),
             passed_from: None,
-            provisional_language: None,
+            provisional_language: language_guess,
             provisional_stop: None,
             heard_ahead: None,
             whole_heard: 0,
