@@ -453,9 +453,16 @@ impl Planned {
                 queue: queue.clone(),
                 runtime: runtime.clone(),
             });
+            // A guess outside the request's shortlist is no guess.
             let language_guess = guess_language
                 .then(|| lock(&live_languages).get(model_id).cloned())
-                .flatten();
+                .flatten()
+                .filter(|guess| match &call.language {
+                    LanguageChoice::Shortlist(codes) => {
+                        codes.iter().any(|c| c.eq_ignore_ascii_case(guess))
+                    }
+                    _ => true,
+                });
             let call = EngineCall {
                 live,
                 held,
@@ -1050,6 +1057,16 @@ mod tests {
         crate::audio::resample::resample_to_16k(&samples, rate)
     }
 
+    /// The corpus clip `id` without its own quiet edges, so that a pause put after it is the
+    /// only one.
+    fn sentence(id: &str) -> Vec<f32> {
+        let clip = clip(id);
+        let loud = |x: &f32| x.abs() > 0.02;
+        let start = clip.iter().position(loud).unwrap();
+        let end = clip.iter().rposition(loud).unwrap() + 1;
+        clip[start..end].to_vec()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_live_chunk_waits_for_one_chunk_of_an_upload_at_most() {
         let live_at = live_chunks_among_upload_calls(1).await;
@@ -1286,14 +1303,7 @@ mod tests {
         // A sentence, a pause long enough for the chunk to be heard ahead (0.5 s: past the
         // 0.24 s kept after speech) but too short to end it (0.72 s), the sentence again, and
         // the stop right after it (no pause in which to hear the longer chunk ahead).
-        // (The clip without its own quiet edges, so that the pause is the one put in.)
-        let sentence = {
-            let clip = clip("en-founded");
-            let loud = |x: &f32| x.abs() > 0.02;
-            let start = clip.iter().position(loud).unwrap();
-            let end = clip.iter().rposition(loud).unwrap() + 1;
-            clip[start..end].to_vec()
-        };
+        let sentence = sentence("en-founded");
         let mut audio = sentence.clone();
         audio.extend(vec![0.0; 8_000]);
         audio.extend(&sentence);
@@ -1369,6 +1379,15 @@ mod tests {
 
     /// [`speak_live_to`] through the transcriber `t`.
     async fn speak_live_on(t: &Arc<super::Transcriber>, model: &str, audio: Vec<f32>) {
+        speak_live_with(t, options(model), audio).await
+    }
+
+    /// [`speak_live_on`] with these `options` (detection switched on).
+    async fn speak_live_with(
+        t: &Arc<super::Transcriber>,
+        mut options: TranscribeOptions,
+        audio: Vec<f32>,
+    ) {
         let (blocks, heard) = std::sync::mpsc::channel();
         let speaker = std::thread::spawn(move || {
             for block in audio.chunks(320) {
@@ -1376,7 +1395,6 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(20));
             }
         });
-        let mut options = options(model);
         options.vad = Some(true);
         let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
         let on_progress: ProgressSink = Box::new(|_| {});
@@ -1443,9 +1461,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_next_live_transcription_starts_from_the_language_the_last_one_settled_on() {
         use super::testing::Slow;
-        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
         let engine = Slow {
-            log: log.clone(),
+            log: calls.clone(),
             pause: Duration::from_millis(20),
             words_from: 0,
         };
@@ -1453,9 +1471,9 @@ mod tests {
         let mut audio = clip("en-founded");
         audio.extend(vec![0.0; 16_000]);
         speak_live_on(&t, "base", audio.clone()).await;
-        let first = log.lock().unwrap().len();
-        speak_live_on(&t, "base", audio).await;
-        let log = log.lock().unwrap().clone();
+        let first = calls.lock().unwrap().len();
+        speak_live_on(&t, "base", audio.clone()).await;
+        let log = calls.lock().unwrap().clone();
         let (before, after) = log.split_at(first);
         let provisional = |calls: &[String]| -> Vec<String> {
             calls
@@ -1476,6 +1494,13 @@ mod tests {
                 .any(|c| !c.contains(" provisional") && c.ends_with(" auto")),
             "{log:?}"
         );
+        // A guess outside the request's shortlist is not taken: its first pass detects.
+        let mut hinted = options("base");
+        hinted.language_hints = vec!["fr".into(), "es".into()];
+        let third = log.len();
+        speak_live_with(&t, hinted, audio).await;
+        let log = calls.lock().unwrap().clone();
+        assert!(provisional(&log[third..])[0].ends_with(" auto"), "{log:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1488,13 +1513,7 @@ mod tests {
             pause: Duration::from_millis(1_500),
             words_from: 0,
         };
-        let sentence = {
-            let clip = clip("en-founded");
-            let loud = |x: &f32| x.abs() > 0.02;
-            let start = clip.iter().position(loud).unwrap();
-            let end = clip.iter().rposition(loud).unwrap() + 1;
-            clip[start..end].to_vec()
-        };
+        let sentence = sentence("en-founded");
         // Two sentences 1.2 s apart: the pause ends the first chunk and is heard ahead in it
         // (from about 0.3 s into the pause to 1.8 s), so the spacing from that pass would run
         // until 3.3 s, 2.1 s into the second sentence.
@@ -1525,13 +1544,7 @@ mod tests {
         // ends a live chunk, longer than the 0.48 s its padding fills), then twice without a
         // pause: the chunk is held open while that speech might still fit into 15 s with it,
         // then closes at the pause before it, once it is clear it does not.
-        let sentence = {
-            let clip = clip("en-founded");
-            let loud = |x: &f32| x.abs() > 0.02;
-            let start = clip.iter().position(loud).unwrap();
-            let end = clip.iter().rposition(loud).unwrap() + 1;
-            clip[start..end].to_vec()
-        };
+        let sentence = sentence("en-founded");
         let mut audio = Vec::new();
         for _ in 0..3 {
             audio.extend(&sentence);

@@ -729,9 +729,10 @@ impl Listener {
             samples,
             chunks,
             trimmed_to_speech: self.call.vad,
-            language: match (&self.call.language, &self.provisional_language) {
-                (LanguageChoice::Exact(_), _) | (_, None) => self.call.language.clone(),
-                (_, Some(heard)) if provisional => LanguageChoice::Exact(heard.clone()),
+            language: match &self.provisional_language {
+                Some(heard) if provisional && !self.language_settled() => {
+                    LanguageChoice::Exact(heard.clone())
+                }
                 _ => self.call.language.clone(),
             },
             task: self.call.task,
