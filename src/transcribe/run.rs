@@ -1307,13 +1307,6 @@ mod tests {
         let mut audio = sentence.clone();
         audio.extend(vec![0.0; 8_000]);
         audio.extend(&sentence);
-        let (blocks, heard) = std::sync::mpsc::channel();
-        let speaker = std::thread::spawn(move || {
-            for block in audio.chunks(320) {
-                blocks.send(block.to_vec()).unwrap();
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        });
         let reports = Arc::new(std::sync::Mutex::new(Vec::<(String, f64)>::new()));
         let noted = reports.clone();
         let on_progress: ProgressSink = Box::new(move |progress| {
@@ -1325,14 +1318,8 @@ mod tests {
             };
             noted.lock().unwrap().push(note);
         });
-        let mut options = options("tiny.en");
-        options.vad = Some(true);
-        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
-        planned
-            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
-            .await
-            .unwrap();
-        speaker.join().unwrap();
+        let pace = Duration::from_millis(10);
+        speak_live_reporting(&t, options("tiny.en"), audio, pace, on_progress).await;
         let reports = reports.lock().unwrap().clone();
         let log = log.lock().unwrap().clone();
         let heard_samples = |call: &str| -> usize {
@@ -1385,19 +1372,30 @@ mod tests {
     /// [`speak_live_on`] with these `options` (detection switched on).
     async fn speak_live_with(
         t: &Arc<super::Transcriber>,
+        options: TranscribeOptions,
+        audio: Vec<f32>,
+    ) {
+        let pace = Duration::from_millis(20);
+        speak_live_reporting(t, options, audio, pace, Box::new(|_| {})).await
+    }
+
+    /// [`speak_live_with`], a 20 ms block every `pace`, reporting to `on_progress`.
+    async fn speak_live_reporting(
+        t: &Arc<super::Transcriber>,
         mut options: TranscribeOptions,
         audio: Vec<f32>,
+        pace: Duration,
+        on_progress: ProgressSink,
     ) {
         let (blocks, heard) = std::sync::mpsc::channel();
         let speaker = std::thread::spawn(move || {
             for block in audio.chunks(320) {
                 blocks.send(block.to_vec()).unwrap();
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(pace);
             }
         });
         options.vad = Some(true);
         let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
-        let on_progress: ProgressSink = Box::new(|_| {});
         planned
             .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
             .await
@@ -1413,19 +1411,33 @@ mod tests {
             .collect()
     }
 
+    /// A [`super::testing::Slow`] engine taking `pause_ms` a call and hearing words from
+    /// `words_from` samples on, and the log of its calls.
+    fn slow(
+        pause_ms: u64,
+        words_from: usize,
+    ) -> (Arc<std::sync::Mutex<Vec<String>>>, Arc<dyn Engine>) {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = super::testing::Slow {
+            log: log.clone(),
+            pause: Duration::from_millis(pause_ms),
+            words_from,
+        };
+        (log, Arc::new(engine))
+    }
+
+    /// A corpus sentence and a second of silence after it.
+    fn said(id: &str) -> Vec<f32> {
+        let mut audio = clip(id);
+        audio.extend(vec![0.0; 16_000]);
+        audio
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_open_chunk_is_heard_again_sooner_while_it_has_no_words() {
-        use super::testing::Slow;
-        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
         // Words only in 2.2 s of audio or more: the passes before hear none.
-        let engine = Slow {
-            log: log.clone(),
-            pause: Duration::from_millis(20),
-            words_from: 35_200,
-        };
-        let mut audio = clip("en-founded");
-        audio.extend(vec![0.0; 16_000]);
-        speak_live(Arc::new(engine), audio).await;
+        let (log, engine) = slow(20, 35_200);
+        speak_live(engine, said("en-founded")).await;
         let passes = provisional_passes(&log.lock().unwrap());
         let mute: Vec<usize> = passes.iter().copied().filter(|&n| n < 35_200).collect();
         // A second apart (16,000 samples at real time) there would be two at most.
@@ -1436,16 +1448,8 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn provisional_passes_take_the_language_the_first_one_detected() {
-        use super::testing::Slow;
-        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let engine = Slow {
-            log: log.clone(),
-            pause: Duration::from_millis(20),
-            words_from: 0,
-        };
-        let mut audio = clip("en-founded");
-        audio.extend(vec![0.0; 16_000]);
-        speak_live_to(Arc::new(engine), "base", audio).await;
+        let (log, engine) = slow(20, 0);
+        speak_live_to(engine, "base", said("en-founded")).await;
         let log = log.lock().unwrap().clone();
         let passes: Vec<&String> = log.iter().filter(|c| c.contains(" provisional")).collect();
         assert!(passes.len() >= 2, "{log:?}");
@@ -1460,16 +1464,9 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_next_live_transcription_starts_from_the_language_the_last_one_settled_on() {
-        use super::testing::Slow;
-        let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let engine = Slow {
-            log: calls.clone(),
-            pause: Duration::from_millis(20),
-            words_from: 0,
-        };
-        let (_dir, t) = transcriber(vec![Arc::new(engine)], 1);
-        let mut audio = clip("en-founded");
-        audio.extend(vec![0.0; 16_000]);
+        let (calls, engine) = slow(20, 0);
+        let (_dir, t) = transcriber(vec![engine], 1);
+        let audio = said("en-founded");
         speak_live_on(&t, "base", audio.clone()).await;
         let first = calls.lock().unwrap().len();
         speak_live_on(&t, "base", audio.clone()).await;
@@ -1505,14 +1502,8 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_new_chunks_first_pass_does_not_wait_for_the_spacing_of_the_chunk_before() {
-        use super::testing::Slow;
-        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
         // Each pass takes 1.5 s, so the next over the same chunk waits 3 s.
-        let engine = Slow {
-            log: log.clone(),
-            pause: Duration::from_millis(1_500),
-            words_from: 0,
-        };
+        let (log, engine) = slow(1_500, 0);
         let sentence = sentence("en-founded");
         // Two sentences 1.2 s apart: the pause ends the first chunk and is heard ahead in it
         // (from about 0.3 s into the pause to 1.8 s), so the spacing from that pass would run
@@ -1521,7 +1512,7 @@ mod tests {
         audio.extend(vec![0.0; 19_200]);
         audio.extend(&sentence);
         audio.extend(vec![0.0; 16_000]);
-        speak_live(Arc::new(engine), audio).await;
+        speak_live(engine, audio).await;
         let log = log.lock().unwrap().clone();
         // The second chunk's passes: those after the last call over the first chunk (its
         // pass ahead, taken at the commit).
@@ -1553,13 +1544,6 @@ mod tests {
         audio.extend(&sentence);
         audio.extend(&sentence);
         audio.extend(vec![0.0; 16_000]);
-        let (blocks, heard) = std::sync::mpsc::channel();
-        let speaker = std::thread::spawn(move || {
-            for block in audio.chunks(320) {
-                blocks.send(block.to_vec()).unwrap();
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        });
         let reports = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
         let commits = Arc::new(std::sync::Mutex::new(Vec::<(f64, f64, bool)>::new()));
         let (noted, committed) = (reports.clone(), commits.clone());
@@ -1578,14 +1562,8 @@ mod tests {
             };
             noted.lock().unwrap().push(note.to_string());
         });
-        let mut options = options("tiny.en");
-        options.vad = Some(true);
-        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
-        planned
-            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
-            .await
-            .unwrap();
-        speaker.join().unwrap();
+        let pace = Duration::from_millis(2);
+        speak_live_reporting(&t, options("tiny.en"), audio, pace, on_progress).await;
         let reports = reports.lock().unwrap().clone();
         let commits = commits.lock().unwrap().clone();
         assert_eq!(
