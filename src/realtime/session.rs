@@ -13,7 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::MAX_BACKLOG_SECONDS;
 use super::config::{SessionConfig, Shape};
 use super::events::{self, ClientEvent, Refusal, SERVER_ERROR};
-use super::transcribe::{TurnJob, TurnReport, check};
+use super::transcribe::{TurnJob, TurnReport, check, check_and_preload};
 use super::turns::{Heard, TurnError, Turns};
 use crate::transcribe::{TranscribeError, Transcriber};
 use crate::wire::transcription::TranscribeOptions;
@@ -85,7 +85,7 @@ impl Session {
 
     /// What opens the session: `session.created`, then why no model can transcribe, if so.
     pub async fn open(&mut self) -> Vec<Output> {
-        let checked = check(&self.transcriber, &self.config).await;
+        let checked = check_and_preload(&self.transcriber, &self.config).await;
         self.model = checked.as_ref().ok().map(|(_, model)| *model);
         let created = self.rendered(Shape::Ga);
         let mut out = vec![Output::Event(events::server(

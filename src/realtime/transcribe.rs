@@ -9,7 +9,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use super::config::SessionConfig;
 use super::turns::Turn;
-use crate::transcribe::{Audio, Caller, Progress, ProgressSink, TranscribeError, Transcriber};
+use crate::transcribe::{
+    Audio, Caller, Planned, Progress, ProgressSink, TranscribeError, Transcriber,
+};
 use crate::wire::transcription::TranscribeOptions;
 
 /// A committed turn and how to transcribe it.
@@ -38,14 +40,34 @@ pub enum TurnReport {
     Done { samples: usize },
 }
 
-/// A session's configuration checked against the server (its model then loaded ahead, in the
-/// background): the options each turn is transcribed with and the id of the model that
-/// transcribes them. `model` names an installed
+/// A session's configuration checked against the server: the options each turn is
+/// transcribed with and the id of the model that transcribes them. `model` names an installed
 /// model, or any other name (`whisper-1`, `gpt-4o-transcribe`) means the selected one.
 pub async fn check(
     transcriber: &Arc<Transcriber>,
     config: &SessionConfig,
 ) -> Result<(TranscribeOptions, &'static str), TranscribeError> {
+    let (options, planned) = planned(transcriber, config).await?;
+    Ok((options, planned.resolved().offer.spec.id))
+}
+
+/// [`check`] for a session that opens, its model then loaded in the background. Only the
+/// opening loads ahead: a client sending `session.update` after `session.update` with other
+/// models names would otherwise load every installed model into memory.
+pub async fn check_and_preload(
+    transcriber: &Arc<Transcriber>,
+    config: &SessionConfig,
+) -> Result<(TranscribeOptions, &'static str), TranscribeError> {
+    let (options, planned) = planned(transcriber, config).await?;
+    planned.preload_model();
+    Ok((options, planned.resolved().offer.spec.id))
+}
+
+/// The options each turn of a session with `config` is transcribed with, and their plan.
+async fn planned(
+    transcriber: &Arc<Transcriber>,
+    config: &SessionConfig,
+) -> Result<(TranscribeOptions, Planned), TranscribeError> {
     let asked = config.model.clone();
     let resolver = transcriber.clone();
     let model = tokio::task::spawn_blocking(move || asked.filter(|m| resolver.installed(m)))
@@ -61,8 +83,7 @@ pub async fn check(
         save: config.save_to_history,
     };
     let planned = transcriber.plan(options.clone(), false, caller).await?;
-    planned.preload_model();
-    Ok((options, planned.resolved().offer.spec.id))
+    Ok((options, planned))
 }
 
 /// Transcribes the turns `jobs` brings, in order, until it ends; reports go to `reports`.
