@@ -7,9 +7,11 @@ pauses (one utterance each) are streamed over GET /v1/realtime?intent=transcript
 1. one session per round: turns completed per utterance, the word error rate of the completed
    turns against the same speech transcribed as one file, and for each turn the time from
    `input_audio_buffer.committed` to its first delta and to `...completed`;
-2. N sessions at once, each streaming its own speech at real time, while /v1/status is asked every
-   50 ms: how far each session's text falls behind its audio (completed, less the moment the turn's
-   last audio was sent), and the status answer times. The JSON also holds, per turn, its speech's
+2. N sessions at once, each streaming its own speech at real time (its own pauses of 1 to 2 s
+   between recordings, unless --aligned), while /v1/status is asked every 50 ms: how far each
+   session's text falls behind its audio (completed, less the moment the turn's last audio was
+   sent; for a turn committed while speech goes on, cut at its length, the moment the next
+   turn's audio begins), and the status answer times. The JSON also holds, per turn, its speech's
    length and commit -> completed (`speech_and_wait_s`), and the client's own messages sent
    more than 0.2 s late (`late_sends`: audio time, delay), which would count in the figures.
 
@@ -23,6 +25,7 @@ import asyncio
 import base64
 import http.client
 import json
+import random
 import statistics
 import sys
 import threading
@@ -50,20 +53,24 @@ PAUSE = 1.5
 ITEM = "conversation.item.input_audio_transcription"
 
 
-def make_speech(recordings, seconds, start, target):
-    """Recordings from index `start` on, joined with PAUSE of silence (and PAUSE before the
-    first and after the last), until about `seconds` long; written to `target` (16 kHz)."""
-    silence = array.array("h", [0] * int(RATE * PAUSE)).tobytes()
-    pieces, texts, length, index = [silence], [], PAUSE, start
+def make_speech(recordings, seconds, start, target, pauses=None):
+    """Recordings from index `start` on, joined with silence (and silence before the first and
+    after the last), until about `seconds` long; written to `target` (16 kHz). The silences
+    are PAUSE long, or drawn from `pauses` (a random.Random) between 1 and 2 s."""
+    def silence():
+        pause = PAUSE if pauses is None else pauses.uniform(1.0, 2.0)
+        return array.array("h", [0] * int(RATE * pause)).tobytes()
+    pieces = [silence()]
+    texts, length, index = [], len(pieces[0]) / 2 / RATE, start
     while length < seconds or not texts:
         recording = recordings[index % len(recordings)]
         index += 1
         with wave.open(str(recording.path), "rb") as wav:
             if (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) != (RATE, 1, 2):
                 raise BenchError(f"{recording.path}: 16 kHz mono 16-bit WAV only")
-            pieces += [wav.readframes(wav.getnframes()), silence]
+            pieces += [wav.readframes(wav.getnframes()), silence()]
         texts.append(recording.text)
-        length += recording.seconds + PAUSE
+        length += recording.seconds + len(pieces[-1]) / 2 / RATE
     with wave.open(str(target), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
@@ -138,8 +145,10 @@ async def stream(port, token, pcm, model):
 
 
 def turns(events):
-    """Per turn: its audio end (s), commit, first delta and completion times (s), and text."""
-    found = {}
+    """Per turn: its audio end (s), commit, first delta and completion times (s), and text.
+    A turn committed while speech goes on (no `speech_stopped`: cut at its length) ends where
+    the next one starts."""
+    found, follows = {}, {}
     for event in events:
         item = event.get("item_id")
         if item is None:
@@ -148,6 +157,8 @@ def turns(events):
         kind = event["type"]
         if kind == "input_audio_buffer.committed":
             turn["committed"] = event["at"]
+            if event.get("previous_item_id"):
+                follows[event["previous_item_id"]] = item
         elif kind == "input_audio_buffer.speech_started":
             turn["audio_start"] = event["audio_start_ms"] / 1000
         elif kind == "input_audio_buffer.speech_stopped":
@@ -157,6 +168,10 @@ def turns(events):
         elif kind == f"{ITEM}.completed":
             turn["completed"] = event["at"]
             turn["text"] = event["transcript"]
+    for item, turn in found.items():
+        after = found.get(follows.get(item), {})
+        if "audio_end" not in turn and "audio_start" in after:
+            turn["audio_end"] = after["audio_start"]
     return [t for t in found.values() if "completed" in t]
 
 
@@ -207,8 +222,13 @@ def one_session(server, recordings, seconds, rounds, work, model):
     return rows
 
 
-def concurrent(server, recordings, seconds, sessions, work, model):
-    speeches = [at_24k(make_speech(recordings, seconds, i, work / f"many-{i}.wav")[0])
+def concurrent(server, recordings, seconds, sessions, work, model, aligned):
+    # Each session speaks the recordings from its own first one on. With the same pause after
+    # every recording (`aligned`), every session ends its round of them at the same moment:
+    # all sessions commit a turn at once, once a round. Speakers pause for different times,
+    # so by default each session's pauses are its own (1 to 2 s, drawn with its index as seed).
+    speeches = [at_24k(make_speech(recordings, seconds, i, work / f"many-{i}.wav",
+                                   None if aligned else random.Random(i))[0])
                 for i in range(sessions)]
     poller = StatusPoller(server.port)
     poller.thread.start()
@@ -283,6 +303,7 @@ def main(argv):
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--aligned", action="store_true")
     args = parser.parse_args(argv)
     try:
         server = Server(args.discovery)
@@ -294,7 +315,7 @@ def main(argv):
         if args.sessions > 0:
             print(f"{args.sessions} sessions at once", file=sys.stderr)
             many = concurrent(server, recordings, args.seconds, args.sessions, args.work,
-                              args.model)
+                              args.model, args.aligned)
         report(single, many, args.model or "the selected model")
         if args.json:
             args.json.write_text(json.dumps({"single": single, "many": many}, indent=1))

@@ -354,6 +354,10 @@ impl Planned {
             _ => Some(Slots::Held(self.transcriber.queue.acquire().await?)),
         };
         let queue = queued.elapsed();
+        let calls_at_once = match &slot {
+            Some(Slots::Held(slot)) => slot.calls_at_once(),
+            _ => 1,
+        };
         let (output, samples, stages) = match slot {
             Some(slots) => self.listen(audio, slots, cancel, on_segments).await?,
             None => (EngineOutput::default(), 0, StageTimes::default()),
@@ -368,6 +372,13 @@ impl Planned {
         };
         transcript.processing_time =
             round_ms(reported.unwrap_or(transcript.stages.busy().as_secs_f64()));
+        tracing::debug!(
+            seconds = transcript.duration,
+            queue_ms = queue.as_millis() as u64,
+            engine_ms = transcript.stages.engine.as_millis() as u64,
+            calls_at_once,
+            "transcribed"
+        );
         self.save(transcript).await
     }
 
