@@ -16,6 +16,13 @@ pub const MAX_TURN_SECONDS: usize = 120;
 /// A commit needs at least this much audio (100 ms, as OpenAI's server asks).
 const MIN_COMMIT_SAMPLES: usize = RATE / 10;
 
+/// A turn holding this much speech ends at the next pause or dip of the voice, the speech
+/// after it the next turn (`Limits::cutting_at_dips_after`). Held open until its speech passed
+/// 15 s instead, a turn's text came up to 7 s after its audio with 20 sessions at once; at 8 s
+/// the turns were a quarter more (more engine calls) for the same worst wait
+/// (`scripts/bench-realtime --sessions 20`, docs/performance.md).
+const CUT_AT_DIPS_AFTER_SECONDS: f64 = 10.0;
+
 /// `server_vad`: when a turn begins and ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TurnDetection {
@@ -37,7 +44,8 @@ impl TurnDetection {
     };
 
     /// The chunk limits: padding on both sides of the speech; a turn settles once
-    /// `silence_duration_ms` (or twice the padding, if longer) passed without speech; at most
+    /// `silence_duration_ms` (or twice the padding, if longer) passed without speech; once it
+    /// holds [`CUT_AT_DIPS_AFTER_SECONDS`], at its next pause or dip of the voice; at most
     /// 15 s, cut at the quietest moment after 8 s.
     pub fn limits(&self) -> Limits {
         let frames = |ms: u32| ms as usize * RATE / 1000 / FRAME;
@@ -48,6 +56,7 @@ impl TurnDetection {
             threshold: self.threshold,
             ..Limits::LIVE
         }
+        .cutting_at_dips_after(CUT_AT_DIPS_AFTER_SECONDS)
     }
 }
 

@@ -41,7 +41,9 @@ const EARLIEST_CUT_FRAMES: usize = 20 * SAMPLE_RATE / FRAME;
 /// `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in; speech
 /// begins at a frame scoring at least `threshold`, and a region proves to be speech with
 /// enough frames scoring at least `confident`. With `leave_out_pauses`, the silence between the
-/// padded regions a chunk packs is not heard (see [`ChunkPlanner::take_gaps_before`]).
+/// padded regions a chunk packs is not heard (see [`ChunkPlanner::take_gaps_before`]). With
+/// `cut_at_dips`, a chunk that holds `close_after` frames also ends where the voice dips
+/// without a pause (see [`Limits::cutting_at_dips_after`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     pub padding: usize,
@@ -52,6 +54,7 @@ pub struct Limits {
     pub threshold: f32,
     pub confident: f32,
     pub leave_out_pauses: bool,
+    pub cut_at_dips: bool,
 }
 
 impl Limits {
@@ -73,6 +76,7 @@ impl Limits {
         threshold: super::ENTER,
         confident: CONFIDENT,
         leave_out_pauses: true,
+        cut_at_dips: false,
     };
 
     /// Live audio: a chunk ends once 0.72 s have passed without speech (0.24 s of padding on
@@ -96,6 +100,7 @@ impl Limits {
         threshold: super::ENTER,
         confident: LIVE_CONFIDENT,
         leave_out_pauses: false,
+        cut_at_dips: false,
     };
 
     /// These limits with a chunk ending at the first pause once it holds `seconds` (never past
@@ -105,6 +110,20 @@ impl Limits {
         Limits {
             close_after: frames.min(self.max_chunk),
             ..self
+        }
+    }
+
+    /// These limits with a chunk ending once it holds `seconds` (never past `max_chunk`) at the
+    /// first pause, or at a dip of the voice (see [`ChunkPlanner::cut_at_dip`]) after
+    /// `earliest_cut`; and speech after a short pause joining the chunk at once, whatever its
+    /// length will be: realtime turns. Without, a turn running on without a pause that ends it
+    /// was held open until its speech passed the longest turn, then cut at its quietest
+    /// moment: its text came up to 7 s after its audio (`scripts/bench-realtime`,
+    /// docs/performance.md).
+    pub fn cutting_at_dips_after(self, seconds: f64) -> Limits {
+        Limits {
+            cut_at_dips: true,
+            ..self.closing_after(seconds)
         }
     }
 
@@ -190,6 +209,9 @@ pub struct ChunkPlanner {
     /// The scores from frame `scores_from` on: where a long chunk is cut.
     scores: VecDeque<f32>,
     scores_from: usize,
+    /// With [`Limits::cut_at_dips`]: the quietest frame of the dip heard in a chunk past
+    /// `close_after`, where the chunk is cut if the voice comes back.
+    dip: Option<(usize, f32)>,
 }
 
 impl ChunkPlanner {
@@ -222,6 +244,7 @@ impl ChunkPlanner {
             gaps: VecDeque::new(),
             scores: VecDeque::new(),
             scores_from: 0,
+            dip: None,
         }
     }
 
@@ -248,6 +271,7 @@ impl ChunkPlanner {
             }
         }
         self.cut_long(false, chunks);
+        self.cut_at_dip(chunks);
         self.forget_scores();
     }
 
@@ -417,6 +441,23 @@ impl ChunkPlanner {
         }
     }
 
+    /// With [`Limits::cut_at_dips`], whether speech joins the pending chunk (or starts one) as
+    /// soon as it has proved itself, whatever its length will be: a chunk is not held open
+    /// while speech after a short pause goes on, to learn whether the two fit in one chunk
+    /// (that wait lasted up to the longest chunk's length), and speech going on is in the
+    /// chunk, where a dip can cut it. Past `close_after`, a pause ends the chunk instead.
+    fn joins_at_once(&self, open: &Range<usize>, padding: usize) -> bool {
+        self.limits.cut_at_dips
+            && self.pending.as_ref().is_none_or(|pending| {
+                pending.len() < self.limits.close_after
+                    && open
+                        .start
+                        .saturating_sub(padding)
+                        .saturating_sub(pending.end)
+                        < self.limits.long_pause
+            })
+    }
+
     /// A region of speech joins the pending chunk before it ends where the join cannot depend
     /// on its end: where its padding meets the chunk's, or where it is longer than a chunk
     /// (such a region only ever joins by meeting). The chunk can then be cut and given out
@@ -439,7 +480,12 @@ impl ChunkPlanner {
             .as_ref()
             .is_some_and(|pending| open.start.saturating_sub(padding) <= pending.end);
         let max_chunk = self.limits.max_chunk;
-        if speech && (meets || open.len() > max_chunk || self.open_in_pending) {
+        if speech
+            && (meets
+                || self.joins_at_once(&open, padding)
+                || open.len() > max_chunk
+                || self.open_in_pending)
+        {
             self.add_speech(open, padding, chunks);
             self.open_in_pending = true;
         } else if !speech && open.len() > max_chunk {
@@ -498,18 +544,52 @@ impl ChunkPlanner {
     /// longest chunk: a pause between sentences rather than between words.
     fn quietest_cut(&self, start: usize) -> usize {
         let window = start + self.limits.earliest_cut..start + self.limits.max_chunk;
-        let quietness = |frame: usize| -> f32 {
-            let around = frame.saturating_sub(CUT_WINDOW_FRAMES / 2)
-                ..(frame + CUT_WINDOW_FRAMES / 2).min(self.frames);
-            around
-                .filter_map(|f| self.scores.get(f.checked_sub(self.scores_from)?))
-                .sum()
-        };
         window
             .clone()
-            .map(|frame| (frame, quietness(frame)))
+            .map(|frame| (frame, self.quietness(frame)))
             .min_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
             .map_or(window.end, |(frame, _)| frame)
+    }
+
+    /// The sum of the scores over [`CUT_WINDOW_FRAMES`] around `frame` (as far as scored).
+    fn quietness(&self, frame: usize) -> f32 {
+        let around = frame.saturating_sub(CUT_WINDOW_FRAMES / 2)
+            ..(frame + CUT_WINDOW_FRAMES / 2).min(self.frames);
+        around
+            .filter_map(|f| self.scores.get(f.checked_sub(self.scores_from)?))
+            .sum()
+    }
+
+    /// With [`Limits::cut_at_dips`]: a pending chunk that holds `close_after` frames (and
+    /// `earliest_cut`) is cut at the quietest frame of a dip of the voice (the mean score of
+    /// [`CUT_WINDOW_FRAMES`] under the threshold) once the voice comes back after it, even
+    /// when the dip was too short to end a region: some voices never score under the region's
+    /// end while they read on.
+    fn cut_at_dip(&mut self, chunks: &mut Vec<Range<usize>>) {
+        let Some(pending) = self.pending.clone().filter(|_| self.limits.cut_at_dips) else {
+            self.dip = None;
+            return;
+        };
+        let Some(newest) = self.frames.checked_sub(CUT_WINDOW_FRAMES / 2) else {
+            return;
+        };
+        let from = pending.start + self.limits.close_after.max(self.limits.earliest_cut);
+        let level = self.quietness(newest);
+        let voiced = self.limits.threshold * CUT_WINDOW_FRAMES as f32;
+        self.dip = self
+            .dip
+            .filter(|&(frame, _)| pending.contains(&frame) && frame >= from);
+        if newest < from || newest >= pending.end {
+            return;
+        }
+        if level < voiced {
+            if self.dip.is_none_or(|(_, lowest)| level <= lowest) {
+                self.dip = Some((newest, level));
+            }
+        } else if let Some((cut, _)) = self.dip.take() {
+            chunks.push(pending.start..cut);
+            self.pending = Some(cut..pending.end);
+        }
     }
 
     /// Drops the scores no cut can look at any more.
@@ -576,7 +656,12 @@ mod tests {
 
     /// The chunks a live planner gives out, each with the frame at which it came out.
     fn live_chunks(scores: &[f32]) -> Vec<(Range<usize>, usize)> {
-        let mut planner = ChunkPlanner::speech(Limits::LIVE);
+        live_chunks_within(scores, Limits::LIVE)
+    }
+
+    /// [`live_chunks`] within `limits`.
+    fn live_chunks_within(scores: &[f32], limits: Limits) -> Vec<(Range<usize>, usize)> {
+        let mut planner = ChunkPlanner::speech(limits);
         let mut out = Vec::new();
         let mut chunks = Vec::new();
         for (frame, &score) in scores.iter().enumerate() {
@@ -687,6 +772,73 @@ mod tests {
             assert!(chunk.len() >= Limits::LIVE.earliest_cut, "{chunk:?}");
             assert!(*given_at < frames, "given out while the speech went on");
         }
+    }
+
+    /// Realtime turns' limits: past 10 s, a chunk ends at a pause or a dip of the voice.
+    fn turn_limits() -> Limits {
+        Limits::LIVE.cutting_at_dips_after(10.0)
+    }
+
+    /// How long after its end each chunk but the last came out, in frames.
+    fn lateness(chunks: &[(Range<usize>, usize)]) -> Vec<usize> {
+        let given = &chunks[..chunks.len().saturating_sub(1)];
+        given.iter().map(|(chunk, at)| at - chunk.end).collect()
+    }
+
+    #[test]
+    fn a_turn_past_its_length_is_cut_at_a_dip_once_the_voice_comes_back() {
+        // 20 s of speech whose voice dips to 0.4 (under the threshold, over what ends a
+        // region) for 0.2 s at 5 s and again at 12 s.
+        let frames = 20 * SECOND;
+        let mut talk = scores(frames, &[0..frames]);
+        let (early, late) = (5 * SECOND..5 * SECOND + 12, 12 * SECOND..12 * SECOND + 12);
+        for dip in [early.clone(), late.clone()] {
+            talk[dip].fill(0.4);
+        }
+        let chunks = live_chunks_within(&talk, turn_limits());
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        let (first, given_at) = &chunks[0];
+        // Not at the dip before 10 s; within the one after, as soon as the voice is back.
+        assert!(late.contains(&first.end), "{first:?}");
+        assert!(*given_at <= late.end + CUT_WINDOW_FRAMES, "{given_at}");
+        assert_eq!(chunks[1].0.start, first.end);
+        // Other live chunks are cut at their longest, at the quietest moment.
+        let chunks = live_chunks(&talk);
+        assert!(chunks[0].1 >= Limits::LIVE.max_chunk, "{chunks:?}");
+    }
+
+    #[test]
+    fn a_turn_is_not_held_open_while_speech_after_a_short_pause_goes_on() {
+        // 3 s of speech, a 0.6 s pause (parts the padded regions, ends no turn), then 17 s of
+        // speech with a dip at 14 s.
+        let pause = 37;
+        assert!(2 * LIVE_PADDING_FRAMES < pause && pause < Limits::LIVE.pause());
+        let frames = 21 * SECOND;
+        let mut talk = scores(frames, &[0..3 * SECOND, 3 * SECOND + pause..frames]);
+        talk[14 * SECOND..14 * SECOND + 12].fill(0.4);
+        // Other live chunks wait to learn whether the speech after the pause fits in the
+        // chunk: the first came out 15 s after it began, 12 s after its speech ended.
+        let held = live_chunks(&talk);
+        assert!(lateness(&held)[0] > 10 * SECOND, "{held:?}");
+        // A turn takes the speech at once, and its first part comes out at the dip.
+        let chunks = live_chunks_within(&talk, turn_limits());
+        assert!(chunks.len() >= 2, "{chunks:?}");
+        assert!(chunks[0].0.end > 14 * SECOND, "{chunks:?}");
+        for late in lateness(&chunks) {
+            assert!(late <= 2 * CUT_WINDOW_FRAMES, "{chunks:?}");
+        }
+    }
+
+    #[test]
+    fn a_dip_that_silence_follows_cuts_no_turn() {
+        // 12 s of speech fading out (0.4 for 0.2 s), then silence: one turn, no piece of
+        // silence after it.
+        let frames = 20 * SECOND;
+        let mut talk = scores(frames, &[0..12 * SECOND]);
+        talk[12 * SECOND..12 * SECOND + 12].fill(0.4);
+        let chunks = live_chunks_within(&talk, turn_limits());
+        assert_eq!(chunks.len(), 1, "{chunks:?}");
+        assert!(chunks[0].0.end >= 12 * SECOND + 12, "{chunks:?}");
     }
 
     /// Five 8 s sentences with `pause` frames between them, and the chunks planned in them.
