@@ -432,6 +432,59 @@ mod tests {
     }
 
     #[test]
+    fn a_reading_that_goes_on_is_committed_in_turns_soon_after_each_ends() {
+        // 28 s of a reader who pauses too briefly to end a turn in its first 20 s: past 10 s,
+        // the turn ends at a dip of the voice and is committed then, not held until its speech
+        // passes 15 s.
+        let rate = 24_000;
+        let mut audio = clip("real-endgame", rate);
+        audio.extend(silence(1.5, rate));
+        let mut turns = Turns::new(rate, Some(TurnDetection::DEFAULT));
+        let mut heard = Vec::new();
+        for (i, block) in audio.chunks(rate as usize / 10).enumerate() {
+            let now_ms = (i as u64 + 1) * 100;
+            heard.extend(
+                turns
+                    .append(block)
+                    .unwrap()
+                    .into_iter()
+                    .map(|h| (now_ms, h)),
+            );
+        }
+        let commits: Vec<(u64, &Turn)> = heard
+            .iter()
+            .filter_map(|(at, h)| match h {
+                Heard::Committed(turn) => Some((*at, turn)),
+                _ => None,
+            })
+            .collect();
+        let spans: Vec<(u64, u64, u64)> = commits
+            .iter()
+            .map(|(at, turn)| (*at, turn.start_ms, turn.end_ms))
+            .collect();
+        assert!(commits.len() >= 2, "{spans:?}");
+        let mut cut = 0;
+        for (at, turn) in &commits {
+            assert!(at - turn.end_ms <= 1_000, "late: {spans:?}");
+            assert!(turn.end_ms - turn.start_ms <= 15_000, "{spans:?}");
+            let stopped = heard.iter().any(|(_, h)| {
+                matches!(h, Heard::SpeechStopped { item_id, .. } if *item_id == turn.item_id)
+            });
+            // A turn cut while speech goes on: the next one starts where it ended, at once.
+            if !stopped {
+                cut += 1;
+                let next_starts = heard.iter().any(|(when, h)| {
+                    *when == *at
+                        && matches!(h, Heard::SpeechStarted { audio_start_ms, .. }
+                            if *audio_start_ms == turn.end_ms)
+                });
+                assert!(next_starts, "{spans:?}");
+            }
+        }
+        assert!(cut >= 1, "{spans:?}");
+    }
+
+    #[test]
     fn the_silence_setting_decides_when_a_turn_ends() {
         let rate = 16_000;
         let mut audio = clip("real-goforward", rate);
