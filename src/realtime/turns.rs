@@ -432,10 +432,10 @@ mod tests {
     }
 
     #[test]
-    fn a_reading_that_goes_on_is_committed_in_turns_soon_after_each_ends() {
-        // 28 s of a reader who pauses too briefly to end a turn in its first 20 s: past 10 s,
-        // the turn ends at a dip of the voice and is committed then, not held until its speech
-        // passes 15 s.
+    fn a_reading_past_ten_seconds_is_cut_at_a_dip_and_committed_soon_after() {
+        // 28 s of a reader who pauses too briefly to end a turn for 11.7 s: past 10 s, the turn
+        // ends at a dip of her voice, is committed within a second, and the next turn starts
+        // where it ended.
         let rate = 24_000;
         let mut audio = clip("real-endgame", rate);
         audio.extend(silence(1.5, rate));
