@@ -16,10 +16,9 @@
 //! second). Rates whose block would exceed [`MAX_FFT_BLOCK`] frames fall back to the
 //! asynchronous sinc resampler, which handles any ratio with a bounded amount of memory.
 
-use rubato::audioadapter_buffers::direct::InterleavedSlice;
-use rubato::{
-    Async, Fft, FixedAsync, FixedSync, Indexing, Resampler, SincInterpolationParameters,
-    SincInterpolationType, WindowFunction,
+use verbatim_kernels::MonoResampler;
+use verbatim_kernels::resampler::{
+    SincInterpolationParameters, SincInterpolationType, WindowFunction,
 };
 
 /// The output rate of this module, in Hz.
@@ -80,7 +79,7 @@ pub struct StreamingResampler {
     to_rate: u32,
     /// Output samples already handed over by [`StreamingResampler::take_output`].
     taken: u64,
-    engine: Option<Box<dyn Resampler<f32>>>,
+    engine: Option<MonoResampler>,
     /// Input frames that did not yet fill a whole block.
     pending: Vec<f32>,
     /// Output frames still to drop at the start (the resampler's start-up delay).
@@ -163,7 +162,7 @@ impl StreamingResampler {
     /// Feeds more mono input samples.
     pub fn push(&mut self, mut input: &[f32]) {
         self.input_frames += input.len() as u64;
-        let Some(engine) = self.engine.as_deref_mut() else {
+        let Some(engine) = self.engine.as_mut() else {
             self.out.extend_from_slice(input);
             return;
         };
@@ -210,7 +209,7 @@ impl StreamingResampler {
     pub fn finish(mut self) -> Vec<f32> {
         let expected = output_len_between(self.input_frames, self.from_rate, self.to_rate)
             .saturating_sub(self.taken) as usize;
-        if let Some(engine) = self.engine.as_deref_mut() {
+        if let Some(engine) = self.engine.as_mut() {
             if !self.pending.is_empty() {
                 let len = self.pending.len();
                 run_block(
@@ -241,7 +240,7 @@ impl StreamingResampler {
 /// Runs one processing call of `engine` on `input`, appending the output to `out` and
 /// dropping the first `*delay_left` output frames overall.
 fn run_block(
-    engine: &mut dyn Resampler<f32>,
+    engine: &mut MonoResampler,
     input: &[f32],
     partial_len: Option<usize>,
     out: &mut Vec<f32>,
@@ -250,15 +249,7 @@ fn run_block(
     let out_frames = engine.output_frames_next();
     let start = out.len();
     out.resize(start + out_frames, 0.0);
-
-    let buf_in = InterleavedSlice::new(input, 1, input.len())
-        .expect("a mono slice always fits its own length");
-    let mut buf_out = InterleavedSlice::new_mut(&mut out[start..], 1, out_frames)
-        .expect("the output was sized to output_frames_next");
-    let indexing = partial_len.map(|n| Indexing::new().partial_len(n));
-    let (_, written) = engine
-        .process_into_buffer(&buf_in, &mut buf_out, indexing.as_ref())
-        .expect("buffers are sized from the resampler's own frame counts");
+    let written = engine.process(input, partial_len, &mut out[start..]);
     out.truncate(start + written);
 
     if *delay_left > 0 {
@@ -306,36 +297,20 @@ fn fft_block(block_in: usize, block_out: usize) -> usize {
     k * block_in
 }
 
-fn make_engine(from_rate: u32, to_rate: u32) -> Box<dyn Resampler<f32>> {
+fn make_engine(from_rate: u32, to_rate: u32) -> MonoResampler {
     let g = gcd(from_rate, to_rate);
     let block = from_rate / g;
     if block <= MAX_FFT_BLOCK {
         let chunk = fft_block(block as usize, (to_rate / g) as usize);
-        if let Ok(fft) = Fft::<f32>::new(
-            from_rate as usize,
-            to_rate as usize,
-            chunk,
-            1,
-            FixedSync::Both,
-        ) {
-            return Box::new(fft);
+        if let Some(fft) = MonoResampler::fft(from_rate as usize, to_rate as usize, chunk) {
+            return fft;
         }
     }
     let ratio = f64::from(to_rate) / f64::from(from_rate);
     let params = SincInterpolationParameters::new(128, WindowFunction::BlackmanHarris2)
         .oversampling_factor(256)
         .interpolation(SincInterpolationType::Linear);
-    Box::new(
-        Async::<f32>::new_sinc(
-            ratio,
-            1.0,
-            &params,
-            ASYNC_CHUNK_FRAMES,
-            1,
-            FixedAsync::Input,
-        )
-        .expect("a positive finite ratio and non-zero chunk size are always accepted"),
-    )
+    MonoResampler::sinc(ratio, &params, ASYNC_CHUNK_FRAMES)
 }
 
 #[cfg(test)]

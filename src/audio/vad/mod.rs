@@ -7,13 +7,15 @@ pub mod stream;
 
 use std::ops::Range;
 
+use verbatim_kernels::VoiceDetector;
+
 pub use chunks::{Limits, MAX_CHUNK_SAMPLES, plan_chunks, plan_chunks_within};
 pub use stream::{Chunker, Cut, SpeechChunk, Timeline};
 
 /// Samples per second of the audio the detector takes.
 pub const SAMPLE_RATE: usize = 16_000;
 /// Samples per detector frame (16 ms).
-pub const FRAME: usize = 256;
+pub const FRAME: usize = verbatim_kernels::FRAME;
 
 /// A frame scoring at least this opens a speech region.
 pub(crate) const ENTER: f32 = 0.5;
@@ -53,7 +55,7 @@ pub fn frame_scores(samples: &[f32]) -> Vec<f32> {
 
 /// Scores audio as it arrives: one score per whole 16 ms frame, the rest kept for the next push.
 pub struct Scorer {
-    detector: Box<earshot::Detector>,
+    detector: VoiceDetector,
     /// Samples of the frame not yet complete.
     partial: Vec<f32>,
 }
@@ -61,7 +63,7 @@ pub struct Scorer {
 impl Default for Scorer {
     fn default() -> Scorer {
         Scorer {
-            detector: earshot::Detector::default_boxed(),
+            detector: VoiceDetector::default(),
             partial: Vec::with_capacity(FRAME),
         }
     }
@@ -97,18 +99,10 @@ impl Scorer {
         }
     }
 
-    /// The score of one frame of at most [`FRAME`] samples.
+    /// The score of one frame of at most [`FRAME`] samples (padded with silence, clamped to
+    /// the -1..1 the detector expects).
     fn score(&mut self, samples: &[f32]) -> f32 {
-        let mut frame = [0f32; FRAME];
-        // The detector expects -1..1; resampling can overshoot a little.
-        for (slot, sample) in frame.iter_mut().zip(samples) {
-            *slot = if sample.is_finite() {
-                sample.clamp(-1.0, 1.0)
-            } else {
-                0.0
-            };
-        }
-        self.detector.predict_f32(&frame)
+        self.detector.score(samples)
     }
 }
 

@@ -1,0 +1,15 @@
+//! The work Verbatim does on every sample of audio: earshot's voice detector and rubato's
+//! resamplers, behind concrete (not generic) types.
+//!
+//! Generic code is compiled in the crate that names its types, at that crate's optimisation
+//! level. Called from the `verbatim` crate, earshot's network and rubato's FFTs were compiled
+//! with it, unoptimised in debug builds (tests, `cargo run`), and ran several times slower than
+//! in a release build. Here they are named once, in a crate built optimised in every profile
+//! (`Cargo.toml`: `[profile.dev.package.verbatim-kernels]`); `verbatim` calls only the functions
+//! below. What to detect and how to resample stays in `verbatim::audio`.
+
+pub mod detector;
+pub mod resampler;
+
+pub use detector::{FRAME, VoiceDetector};
+pub use resampler::MonoResampler;
