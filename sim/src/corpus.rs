@@ -2,6 +2,7 @@
 //! 16 kHz mono samples, and the recorded engine output per model (`recordings/<model>.json`).
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -292,11 +293,17 @@ fn read_clip(path: &Path) -> Result<Vec<f32>, CorpusError> {
             spec.sample_rate, spec.channels, spec.bits_per_sample, spec.sample_format
         )));
     }
+    // The samples read as one block of bytes: hound's reader takes them one call at a time,
+    // which was most of a sim-mode server's start.
+    let mut bytes = vec![0u8; reader.len() as usize * 2];
     reader
-        .into_samples::<i16>()
-        .map(|s| s.map(|v| f32::from(v) / 32768.0))
-        .collect::<Result<Vec<f32>, _>>()
-        .map_err(|e| invalid(e.to_string()))
+        .into_inner()
+        .read_exact(&mut bytes)
+        .map_err(|e| invalid(format!("the samples end early: {e}")))?;
+    Ok(bytes
+        .chunks_exact(2)
+        .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])) / 32768.0)
+        .collect())
 }
 
 /// `*.json` files of the recordings folder, sorted; none when the folder does not exist.

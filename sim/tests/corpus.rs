@@ -155,6 +155,34 @@ fn loader_errors_name_the_file() {
         error.contains("en-hello.wav") && error.contains("44100 Hz"),
         "{error}"
     );
+
+    // A clip whose samples stop before its header says they do.
+    let dir = temp_corpus(HELLO);
+    let clip = dir.path().join("clips/en-hello.wav");
+    let whole = fs::read(&clip).unwrap();
+    fs::write(&clip, &whole[..whole.len() - 1_000]).unwrap();
+    let error = load_error(&dir);
+    assert!(
+        error.contains("en-hello.wav") && error.contains("end early"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_clip_is_read_as_its_samples_scaled_to_one() {
+    let path = Corpus::source_dir().join("clips/en-hello.wav");
+    let expected: Vec<f32> = hound::WavReader::open(&path)
+        .unwrap()
+        .into_samples::<i16>()
+        .map(|s| f32::from(s.unwrap()) / 32768.0)
+        .collect();
+    let dir = temp_corpus(HELLO);
+    let corpus = Corpus::load(dir.path()).unwrap();
+    assert!(expected.len() > 16_000);
+    assert_eq!(
+        corpus.clip("en-hello").unwrap().samples.as_ref(),
+        &expected[..]
+    );
 }
 
 #[test]
