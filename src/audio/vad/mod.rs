@@ -79,14 +79,12 @@ impl Scorer {
             if self.partial.len() < FRAME {
                 return;
             }
-            let frame = std::mem::take(&mut self.partial);
-            scored(self.score(&frame));
-            self.partial = frame;
+            scored(self.detector.score(&self.partial));
             self.partial.clear();
         }
         let mut frames = samples.chunks_exact(FRAME);
         for frame in &mut frames {
-            scored(self.score(frame));
+            scored(self.detector.score(frame));
         }
         self.partial.extend_from_slice(frames.remainder());
     }
@@ -94,15 +92,9 @@ impl Scorer {
     /// Scores the last partial frame, padded with silence (the end of the audio).
     pub fn finish(&mut self, scored: &mut dyn FnMut(f32)) {
         if !self.partial.is_empty() {
-            let frame = std::mem::take(&mut self.partial);
-            scored(self.score(&frame));
+            scored(self.detector.score(&self.partial));
+            self.partial.clear();
         }
-    }
-
-    /// The score of one frame of at most [`FRAME`] samples (padded with silence, clamped to
-    /// the -1..1 the detector expects).
-    fn score(&mut self, samples: &[f32]) -> f32 {
-        self.detector.score(samples)
     }
 }
 
