@@ -5,8 +5,9 @@
 //! level. Called from the `verbatim` crate, earshot's network and rubato's FFTs were compiled
 //! with it, unoptimised in debug builds (tests, `cargo run`), and ran several times slower than
 //! in a release build. Here they are named once, in a crate built optimised in every profile
-//! (`Cargo.toml`: `[profile.dev.package.verbatim-kernels]`); `verbatim` calls only the functions
-//! below. What to detect and how to resample stays in `verbatim::audio`.
+//! (the workspace's `Cargo.toml` sets `verbatim-kernels = { opt-level = 3 }` under
+//! `[profile.dev.package]`); `verbatim` calls only the functions below. What to detect and
+//! how to resample stays in `verbatim::audio`.
 
 pub mod detector;
 pub mod resampler;
