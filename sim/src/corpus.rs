@@ -294,8 +294,19 @@ fn read_clip(path: &Path) -> Result<Vec<f32>, CorpusError> {
         )));
     }
     // The samples read as one block of bytes: hound's reader takes them one call at a time,
-    // which was most of a sim-mode server's start.
-    let mut bytes = vec![0u8; reader.len() as usize * 2];
+    // which was most of a sim-mode server's start. The block is never larger than the file,
+    // whatever its header claims.
+    let declared = u64::from(reader.len()) * 2;
+    let size = std::fs::metadata(path)
+        .map_err(|e| CorpusError::io(path, e))?
+        .len();
+    if declared > size {
+        return Err(invalid(format!(
+            "the samples end early: the header declares {declared} bytes of them in a \
+             {size}-byte file"
+        )));
+    }
+    let mut bytes = vec![0u8; declared as usize];
     reader
         .into_inner()
         .read_exact(&mut bytes)

@@ -166,6 +166,18 @@ fn loader_errors_name_the_file() {
         error.contains("en-hello.wav") && error.contains("end early"),
         "{error}"
     );
+
+    // A header claiming the most samples a WAV file can hold is refused before anything the
+    // size of its claim is allocated.
+    let mut claiming = whole.clone();
+    let data = claiming.windows(4).position(|w| w == b"data").unwrap();
+    claiming[data + 4..data + 8].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    fs::write(&clip, &claiming).unwrap();
+    let error = load_error(&dir);
+    assert!(
+        error.contains("en-hello.wav") && error.contains("declares 4294967280 bytes"),
+        "{error}"
+    );
 }
 
 #[test]
