@@ -226,13 +226,16 @@ impl App {
         }
         let parts = parts_for(&config, &store)?;
         let store = Arc::new(store);
-        let transcriber = Arc::new(Transcriber::new(TranscriberParts {
-            engines: parts.engines,
-            store: store.clone(),
-            models: config.models.clone(),
-            slots: TRANSCRIPTION_SLOTS,
-            max_waiting: DEFAULT_QUEUE,
-        }));
+        let transcriber = Arc::new(
+            Transcriber::new(TranscriberParts {
+                engines: parts.engines,
+                store: store.clone(),
+                models: config.models.clone(),
+                slots: TRANSCRIPTION_SLOTS,
+                max_waiting: DEFAULT_QUEUE,
+            })
+            .with_session_language(crate::transcribe::locale::session_language()),
+        );
         let dictation = Dictation::new(
             store.clone(),
             parts.devices.microphone.clone(),

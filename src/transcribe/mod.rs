@@ -6,6 +6,7 @@
 pub mod corrections;
 mod error;
 mod job;
+pub mod locale;
 mod models;
 pub mod numbers;
 mod post;

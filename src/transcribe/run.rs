@@ -101,6 +101,9 @@ pub struct Transcriber {
     /// The language the last live transcription on each model settled on (no language given):
     /// the next one's provisional passes start from it rather than detect it.
     live_languages: Arc<Mutex<HashMap<&'static str, String>>>,
+    /// The desktop session's language ([`super::locale`]): the guess before any live
+    /// transcription on a model has settled one.
+    session_language: Option<String>,
 }
 
 /// How a job takes the engine: one slot for the whole audio, or one per chunk (live audio).
@@ -131,7 +134,16 @@ impl Transcriber {
             queue: Arc::new(Queue::new(parts.slots, parts.max_waiting)),
             residency: Arc::default(),
             live_languages: Arc::default(),
+            session_language: None,
         }
+    }
+
+    /// Live text on a multilingual model with no language given starts from `language` (the
+    /// desktop session's, [`super::locale::session_language`]) until a live transcription on
+    /// that model settles one; committed text detects the language for itself.
+    pub fn with_session_language(mut self, language: Option<String>) -> Transcriber {
+        self.session_language = language;
+        self
     }
 
     pub fn engines(&self) -> &[Arc<dyn Engine>] {
@@ -407,6 +419,9 @@ impl Planned {
             language_guess: None,
         };
         let live_languages = self.transcriber.live_languages.clone();
+        let spec = self.resolved.offer.spec;
+        let session_language = (self.transcriber.session_language.clone())
+            .filter(|code| spec.multilingual() && spec.knows_language(code));
         let guess_language = matches!(slots, Slots::PerChunk(_))
             && !matches!(call.language, LanguageChoice::Exact(_));
         let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
@@ -464,10 +479,12 @@ impl Planned {
                 queue: queue.clone(),
                 runtime: runtime.clone(),
             });
-            // A guess outside the request's shortlist is no guess.
+            // The language the last live transcription settled on, else the session's; a
+            // guess outside the request's shortlist is no guess.
             let language_guess = guess_language
                 .then(|| lock(&live_languages).get(model_id).cloned())
                 .flatten()
+                .or(session_language.filter(|_| guess_language))
                 .filter(|guess| match &call.language {
                     LanguageChoice::Shortlist(codes) => {
                         codes.iter().any(|c| c.eq_ignore_ascii_case(guess))
@@ -1509,6 +1526,56 @@ mod tests {
         speak_live_with(&t, hinted, audio).await;
         let log = calls.lock().unwrap().clone();
         assert!(provisional(&log[third..])[0].ends_with(" auto"), "{log:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn live_text_starts_from_the_desktop_sessions_language_until_one_is_settled() {
+        let (calls, engine) = slow(20, 0);
+        let (dir, store) = crate::store::temp_store();
+        let t = Arc::new(
+            super::Transcriber::new(super::TranscriberParts {
+                engines: vec![engine],
+                store: Arc::new(store),
+                models: crate::engine::models::ModelDir::new(dir.path().join("models")),
+                slots: 1,
+                max_waiting: 1,
+            })
+            .with_session_language(Some("fr".into())),
+        );
+        let provisional = |calls: &[String]| -> Vec<String> {
+            calls
+                .iter()
+                .filter(|c| c.contains(" provisional"))
+                .cloned()
+                .collect()
+        };
+        let audio = said("en-founded");
+        // No live transcription has settled a language: the passes start from the session's.
+        speak_live_on(&t, "base", audio.clone()).await;
+        let log = calls.lock().unwrap().clone();
+        let first = provisional(&log);
+        assert!(first.len() >= 2, "{log:?}");
+        assert!(first.iter().all(|c| c.ends_with(" fr")), "{log:?}");
+        // What is committed detects the language for itself ("de" here) ...
+        assert!(
+            log.iter()
+                .any(|c| !c.contains(" provisional") && c.ends_with(" auto")),
+            "{log:?}"
+        );
+        // ... and what it settled on goes before the session's from then on.
+        let seen = log.len();
+        speak_live_on(&t, "base", audio.clone()).await;
+        let log = calls.lock().unwrap().clone();
+        let second = provisional(&log[seen..]);
+        assert!(!second.is_empty(), "{log:?}");
+        assert!(second.iter().all(|c| c.ends_with(" de")), "{log:?}");
+        // An English-only model takes no guess; its passes ask for English.
+        let seen = log.len();
+        speak_live_on(&t, "tiny.en", audio).await;
+        let log = calls.lock().unwrap().clone();
+        let english = provisional(&log[seen..]);
+        assert!(!english.is_empty(), "{log:?}");
+        assert!(english.iter().all(|c| !c.ends_with(" fr")), "{log:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
