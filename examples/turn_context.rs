@@ -5,7 +5,7 @@
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
-//!     [--prompt-previous] [--show] LIST CONTEXT_SECONDS...
+//!     [--window full|FRAMES] [--prompt-previous] [--show] LIST CONTEXT_SECONDS...
 //! ```
 //!
 //! LIST: recordings, one `path<TAB>reference text` a line, joined with `--pause` seconds of
@@ -14,7 +14,8 @@
 //! the turns' texts joined, the engine seconds, the turns whose segments straddled the turn's
 //! start, and the same for the whole speech as one file. `--prompt-previous` also gives each
 //! turn the text kept for the turn before as the initial prompt; `--show` prints every turn's
-//! text.
+//! text. `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted
+//! to it of at least FRAMES encoder frames (default: the server's floor, 250).
 
 use std::path::Path;
 use std::time::Instant;
@@ -24,7 +25,7 @@ use verbatim::audio::vad::chunks::Limits;
 use verbatim::audio::vad::{Chunker, SpeechChunk};
 use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
-use verbatim::engine::whisper::WhisperEngine;
+use verbatim::engine::whisper::{DEFAULT_FLOOR_FRAMES, EncoderWindow, WhisperEngine};
 use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice, Task};
 use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::word_errors;
@@ -54,6 +55,12 @@ fn main() {
     };
     let model = take("--model", "tiny.en-q8_0");
     let pause: f64 = take("--pause", "1.5").parse().expect("--pause seconds");
+    let window = match take("--window", &DEFAULT_FLOOR_FRAMES.to_string()).as_str() {
+        "full" => EncoderWindow::Full,
+        frames => EncoderWindow::Fitted {
+            floor: frames.parse().expect("--window full or FRAMES"),
+        },
+    };
     let list = args.first().expect("LIST").clone();
     let contexts: Vec<f64> = args[1..]
         .iter()
@@ -61,7 +68,7 @@ fn main() {
         .collect();
     let models =
         ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
-    let engine = WhisperEngine::new(models, 2);
+    let engine = WhisperEngine::new(models, 2).with_window(window);
 
     let (speech, reference) = joined(Path::new(&list), pause);
     let mut turns = Vec::new();
