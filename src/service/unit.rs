@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 /// The session variables a unit carries over from the shell that installs it: the display
-/// (X11, Wayland), the sound server and the session bus, and where Verbatim keeps its data.
+/// (X11, Wayland), the sound server and the session bus, the session's locale (live text's
+/// first guess at the language spoken) and where Verbatim keeps its data.
 pub const PASSED_VARIABLES: &[&str] = &[
     "DISPLAY",
     "WAYLAND_DISPLAY",
@@ -13,6 +14,9 @@ pub const PASSED_VARIABLES: &[&str] = &[
     "XDG_SESSION_TYPE",
     "PULSE_SERVER",
     "DBUS_SESSION_BUS_ADDRESS",
+    "LANG",
+    "LC_MESSAGES",
+    "LC_ALL",
     "VERBATIM_HOME",
     "VERBATIM_MODELS_DIR",
     "XDG_DATA_HOME",
@@ -162,9 +166,14 @@ mod tests {
         let environment = UnitSpec::environment_from(|name| match name {
             "DISPLAY" => Some(":1".into()),
             "WAYLAND_DISPLAY" => Some(String::new()),
+            "LANG" => Some("de_DE.UTF-8".into()),
             "UNRELATED" => Some("x".into()),
             _ => None,
         });
-        assert_eq!(environment, vec![("DISPLAY".to_string(), ":1".to_string())]);
+        let pair = |n: &str, v: &str| (n.to_string(), v.to_string());
+        assert_eq!(
+            environment,
+            vec![pair("DISPLAY", ":1"), pair("LANG", "de_DE.UTF-8")]
+        );
     }
 }
