@@ -955,6 +955,15 @@ pub(crate) mod testing {
         engines: Vec<Arc<dyn Engine>>,
         queue: usize,
     ) -> (tempfile::TempDir, Arc<super::Transcriber>) {
+        transcriber_in_session(engines, queue, None)
+    }
+
+    /// [`transcriber`] in a desktop session whose locale names `language`.
+    pub fn transcriber_in_session(
+        engines: Vec<Arc<dyn Engine>>,
+        queue: usize,
+        language: Option<&str>,
+    ) -> (tempfile::TempDir, Arc<super::Transcriber>) {
         let (dir, store) = crate::store::temp_store();
         let store = Arc::new(store);
         let transcriber = super::Transcriber::new(super::TranscriberParts {
@@ -963,7 +972,8 @@ pub(crate) mod testing {
             models: crate::engine::models::ModelDir::new(dir.path().join("models")),
             slots: 1,
             max_waiting: queue,
-        });
+        })
+        .with_session_language(language.map(str::to_owned));
         (dir, Arc::new(transcriber))
     }
 }
@@ -972,7 +982,7 @@ pub(crate) mod testing {
 mod tests {
     use std::time::Duration;
 
-    use super::testing::{gate, transcriber};
+    use super::testing::{gate, transcriber, transcriber_in_session};
     use super::*;
     use crate::transcribe::LiveAudio;
 
@@ -1439,6 +1449,14 @@ mod tests {
             .collect()
     }
 
+    /// The provisional calls in an engine's `log`.
+    fn provisional(log: &[String]) -> Vec<String> {
+        log.iter()
+            .filter(|call| call.contains(" provisional"))
+            .cloned()
+            .collect()
+    }
+
     /// A [`super::testing::Slow`] engine taking `pause_ms` a call and hearing words from
     /// `words_from` samples on, and the log of its calls.
     fn slow(
@@ -1500,13 +1518,6 @@ mod tests {
         speak_live_on(&t, "base", audio.clone()).await;
         let log = calls.lock().unwrap().clone();
         let (before, after) = log.split_at(first);
-        let provisional = |calls: &[String]| -> Vec<String> {
-            calls
-                .iter()
-                .filter(|c| c.contains(" provisional"))
-                .cloned()
-                .collect()
-        };
         // The first detects the language; the second's passes start from what it settled on.
         assert!(provisional(before)[0].ends_with(" auto"), "{log:?}");
         let second = provisional(after);
@@ -1531,24 +1542,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn live_text_starts_from_the_desktop_sessions_language_until_one_is_settled() {
         let (calls, engine) = slow(20, 0);
-        let (dir, store) = crate::store::temp_store();
-        let t = Arc::new(
-            super::Transcriber::new(super::TranscriberParts {
-                engines: vec![engine],
-                store: Arc::new(store),
-                models: crate::engine::models::ModelDir::new(dir.path().join("models")),
-                slots: 1,
-                max_waiting: 1,
-            })
-            .with_session_language(Some("fr".into())),
-        );
-        let provisional = |calls: &[String]| -> Vec<String> {
-            calls
-                .iter()
-                .filter(|c| c.contains(" provisional"))
-                .cloned()
-                .collect()
-        };
+        let (_dir, t) = transcriber_in_session(vec![engine], 1, Some("fr"));
         let audio = said("en-founded");
         // No live transcription has settled a language: the passes start from the session's.
         speak_live_on(&t, "base", audio.clone()).await;
