@@ -419,11 +419,14 @@ impl Planned {
             language_guess: None,
         };
         let live_languages = self.transcriber.live_languages.clone();
-        let spec = self.resolved.offer.spec;
-        let session_language = (self.transcriber.session_language.clone())
-            .filter(|code| spec.multilingual() && spec.knows_language(code));
         let guess_language = matches!(slots, Slots::PerChunk(_))
             && !matches!(call.language, LanguageChoice::Exact(_));
+        let spec = self.resolved.offer.spec;
+        let session_language = self
+            .transcriber
+            .session_language
+            .clone()
+            .filter(|code| guess_language && spec.multilingual() && spec.knows_language(code));
         let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
         let on_segments = on_segments.map(|mut sink| {
             let (post, options) = (self.post.clone(), self.options.clone());
@@ -484,7 +487,7 @@ impl Planned {
             let language_guess = guess_language
                 .then(|| lock(&live_languages).get(model_id).cloned())
                 .flatten()
-                .or(session_language.filter(|_| guess_language))
+                .or(session_language)
                 .filter(|guess| match &call.language {
                     LanguageChoice::Shortlist(codes) => {
                         codes.iter().any(|c| c.eq_ignore_ascii_case(guess))
