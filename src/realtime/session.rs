@@ -8,13 +8,12 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::MAX_BACKLOG_SECONDS;
 use super::config::{SessionConfig, Shape};
 use super::events::{self, ClientEvent, Refusal, SERVER_ERROR};
-use super::transcribe::{TurnJob, TurnReport, check, check_and_preload};
-use super::turns::{Heard, TurnError, Turns};
+use super::transcribe::{AheadJob, TurnJob, TurnReport, TurnSender, check, check_and_preload};
+use super::turns::{Ahead, Heard, TurnError, Turns};
 use crate::transcribe::{TranscribeError, Transcriber};
 use crate::wire::transcription::TranscribeOptions;
 
@@ -61,13 +60,13 @@ pub struct Session {
     odd_byte: Option<u8>,
     /// Committed samples not yet transcribed.
     backlog: usize,
-    /// Where committed turns go to be transcribed in order.
-    jobs: UnboundedSender<TurnJob>,
+    /// Where committed turns go to be transcribed in order, and the turn to hear ahead.
+    jobs: TurnSender,
 }
 
 impl Session {
-    /// A session whose committed turns go to `jobs`.
-    pub fn new(transcriber: Arc<Transcriber>, jobs: UnboundedSender<TurnJob>) -> Session {
+    /// A session whose turns go to `jobs`.
+    pub fn new(transcriber: Arc<Transcriber>, jobs: TurnSender) -> Session {
         let config = SessionConfig::default();
         let turns = Turns::new(config.rate, config.turn_detection);
         Session {
@@ -164,8 +163,8 @@ impl Session {
             }
             ClientEvent::Append { audio } => self.append(audio, out).await,
             ClientEvent::Commit => {
-                let heard = self.hear(|turns| turns.commit()).await?;
-                self.take(heard.map_err(turn_refusal)?, out);
+                let (heard, ahead) = self.hear(|turns| turns.commit()).await?;
+                self.take(heard.map_err(turn_refusal)?, ahead, out);
                 Ok(())
             }
             ClientEvent::Clear => {
@@ -204,7 +203,7 @@ impl Session {
         };
         let (rate, detection) = (next.rate, next.turn_detection);
         let changed_detection = detection != self.config.turn_detection;
-        let heard = self
+        let (heard, ahead) = self
             .hear(move |turns| {
                 let mut heard = turns.set_rate(rate);
                 if changed_detection {
@@ -223,14 +222,14 @@ impl Session {
             kind,
             json!({ "session": session }),
         )));
-        self.take(heard, out);
+        self.take(heard, ahead, out);
         Ok(())
     }
 
     /// Decodes and hears an append (off the async runtime).
     async fn append(&mut self, audio: String, out: &mut Vec<Output>) -> Result<(), Refusal> {
         let odd = self.odd_byte.take();
-        let (heard, odd) = self
+        let (heard, ahead) = self
             .hear(move |turns| {
                 let mut bytes = base64::engine::general_purpose::STANDARD
                     .decode(audio.trim())
@@ -249,23 +248,26 @@ impl Session {
                 let heard = turns.append(&pcm).map_err(turn_refusal)?;
                 Ok::<_, Refusal>((heard, odd))
             })
-            .await??;
+            .await?;
+        let (heard, odd) = heard?;
         self.odd_byte = odd;
-        self.take(heard, out);
+        self.take(heard, ahead, out);
         Ok(())
     }
 
-    /// Runs `work` on the session's audio off the async runtime.
+    /// Runs `work` on the session's audio off the async runtime; also gives what changed in
+    /// the turn to hear ahead ([`Turns::ahead`]).
     async fn hear<T: Send + 'static>(
         &mut self,
         work: impl FnOnce(&mut Turns) -> T + Send + 'static,
-    ) -> Result<T, Refusal> {
+    ) -> Result<(T, Option<Ahead>), Refusal> {
         let Some(mut turns) = self.turns.take() else {
             return Err(Refusal::new(SERVER_ERROR, "the session's audio was lost"));
         };
         let done = tokio::task::spawn_blocking(move || {
             let out = work(&mut turns);
-            (turns, out)
+            let ahead = turns.ahead();
+            (turns, (out, ahead))
         })
         .await;
         match done {
@@ -280,9 +282,9 @@ impl Session {
         }
     }
 
-    /// What the audio brought, and each committed turn handed to its transcription; a backlog
-    /// over [`MAX_BACKLOG_SECONDS`] closes the session.
-    fn take(&mut self, heard: Vec<Heard>, out: &mut Vec<Output>) {
+    /// What the audio brought, each committed turn handed to its transcription, then the turn
+    /// to hear ahead; a backlog over [`MAX_BACKLOG_SECONDS`] closes the session.
+    fn take(&mut self, heard: Vec<Heard>, ahead: Option<Ahead>, out: &mut Vec<Output>) {
         for heard in heard {
             out.push(Output::Event(events::heard(&heard)));
             let Heard::Committed(turn) = heard else {
@@ -305,8 +307,23 @@ impl Session {
                 options: self.options.clone(),
                 save: self.config.save_to_history,
             };
-            let _ = self.jobs.send(job);
+            let _ = self.jobs.committed.send(job);
         }
+        let Some(ahead) = ahead else {
+            return;
+        };
+        // What is heard ahead is never saved: a session that saves hears its turns once
+        // committed.
+        let job = match ahead {
+            Ahead::Settling(samples) if !self.config.save_to_history && self.model.is_some() => {
+                Some(Arc::new(AheadJob {
+                    samples,
+                    options: self.options.clone(),
+                }))
+            }
+            _ => None,
+        };
+        self.jobs.ahead.send_replace(job);
     }
 
     /// The session object in `shape`, naming the model that transcribes (or the one asked).
@@ -346,7 +363,7 @@ mod tests {
             slots: 1,
             max_waiting: 0,
         });
-        let (jobs, _pending) = tokio::sync::mpsc::unbounded_channel();
+        let (jobs, _pending) = super::super::transcribe::turn_channels();
         (dir, Session::new(Arc::new(transcriber), jobs))
     }
 

@@ -1,11 +1,14 @@
 //! Transcribing a realtime session's turns: one at a time, in the order they were committed,
 //! each through the one transcription path (the engine queue with everyone else's work, the
 //! dictionary and numbers, the history policy of [`Caller::Stream`]). The segments of a turn are
-//! reported as deltas as soon as the engine has them, then its whole text.
+//! reported as deltas as soon as the engine has them, then its whole text. A turn is heard ahead
+//! in the pause that may end it, so that its text is ready when the pause has lasted long
+//! enough to commit it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::watch;
 
 use super::config::SessionConfig;
 use super::turns::Turn;
@@ -86,40 +89,204 @@ async fn planned(
     Ok((options, planned))
 }
 
-/// Transcribes the turns `jobs` brings, in order, until it ends; reports go to `reports`.
+/// Where a session's turns go to be transcribed: each committed turn, in order, and the turn
+/// that settles unless more speech comes, to hear ahead in its pause (only the latest counts:
+/// memory stays at one turn however the client sends audio).
+pub struct TurnSender {
+    pub committed: UnboundedSender<TurnJob>,
+    pub ahead: watch::Sender<Option<Arc<AheadJob>>>,
+}
+
+/// What [`transcribe_turns`] takes from a [`TurnSender`].
+pub struct TurnReceiver {
+    committed: UnboundedReceiver<TurnJob>,
+    ahead: watch::Receiver<Option<Arc<AheadJob>>>,
+}
+
+/// A session's [`TurnSender`] and the [`TurnReceiver`] its transcription of turns reads.
+pub fn turn_channels() -> (TurnSender, TurnReceiver) {
+    let (committed, committed_in) = unbounded_channel();
+    let (ahead, ahead_in) = watch::channel(None);
+    let sender = TurnSender { committed, ahead };
+    let receiver = TurnReceiver {
+        committed: committed_in,
+        ahead: ahead_in,
+    };
+    (sender, receiver)
+}
+
+/// A turn in the pause that may end it, as its commit would hold it, and the options its
+/// commit would be transcribed with (a session that saves to history sends none: what is
+/// heard ahead is never saved).
+#[derive(Debug)]
+pub struct AheadJob {
+    pub samples: Vec<f32>,
+    pub options: TranscribeOptions,
+}
+
+impl AheadJob {
+    /// Whether `job` is this turn, committed as it was heard ahead.
+    fn is_for(&self, job: &TurnJob) -> bool {
+        !job.save && job.options == self.options && job.turn.samples == self.samples
+    }
+}
+
+/// A turn's text: its deltas as the engine gave them, then the whole.
+struct TurnText {
+    deltas: Vec<String>,
+    transcript: String,
+    seconds: f64,
+}
+
+/// Transcribes the turns `input` brings, in order, until the session ends; reports go to
+/// `reports`. While no committed turn waits, the turn in a pause that may end it is heard
+/// ahead (in line with everyone else's work, as a committed turn would be): if the pause ends
+/// it, its commit takes what was heard (or waits for the pass under way) instead of going to
+/// the engine again. The voice coming back, or another turn settling, stops the pass.
 pub async fn transcribe_turns(
     transcriber: Arc<Transcriber>,
-    mut jobs: UnboundedReceiver<TurnJob>,
+    mut input: TurnReceiver,
     reports: UnboundedSender<TurnReport>,
 ) {
-    while let Some(job) = jobs.recv().await {
-        let samples = job.turn.samples.len();
-        let item_id = job.turn.item_id.clone();
-        let report = match transcribe_turn(&transcriber, job, &reports).await {
-            Ok((transcript, seconds)) => TurnReport::Completed {
-                item_id,
-                transcript,
-                seconds,
+    let mut next: Option<TurnJob> = None;
+    let mut wanted: Option<Arc<AheadJob>> = None;
+    let mut heard_ahead: Option<(Arc<AheadJob>, TurnText)> = None;
+    let mut ahead_open = true;
+    loop {
+        if let Some(job) = next.take() {
+            let ready = heard_ahead
+                .take()
+                .filter(|(ahead, _)| ahead.is_for(&job))
+                .map(|(_, text)| text);
+            if !report_turn(&transcriber, job, ready, &reports).await {
+                return;
+            }
+            continue;
+        }
+        if let Some(ahead) = wanted.take() {
+            let pass = hear_ahead(&transcriber, ahead.clone());
+            tokio::pin!(pass);
+            tokio::select! {
+                biased;
+                job = input.committed.recv() => {
+                    let Some(job) = job else { return };
+                    if ahead.is_for(&job) {
+                        heard_ahead = pass.await.map(|text| (ahead, text));
+                    } else {
+                        tracing::debug!("a pass heard ahead stopped: another turn was committed");
+                    }
+                    next = Some(job);
+                }
+                changed = input.ahead.changed(), if ahead_open => match changed {
+                    Ok(()) => {
+                        tracing::debug!("a pass heard ahead stopped: the turn did not settle so");
+                        wanted = input.ahead.borrow_and_update().clone();
+                    }
+                    // The session is gone: what it committed still comes first.
+                    Err(_) => {
+                        ahead_open = false;
+                        heard_ahead = pass.await.map(|text| (ahead, text));
+                    }
+                },
+                text = &mut pass => heard_ahead = text.map(|text| (ahead, text)),
+            }
+            continue;
+        }
+        tokio::select! {
+            biased;
+            job = input.committed.recv() => match job {
+                Some(job) => next = Some(job),
+                None => return,
             },
-            Err(error) => TurnReport::Failed { item_id, error },
-        };
-        let gone =
-            reports.send(report).is_err() || reports.send(TurnReport::Done { samples }).is_err();
-        if gone {
-            return;
+            changed = input.ahead.changed(), if ahead_open => match changed {
+                Ok(()) => {
+                    wanted = input.ahead.borrow_and_update().clone();
+                    heard_ahead = None;
+                }
+                Err(_) => ahead_open = false,
+            },
         }
     }
 }
 
-async fn transcribe_turn(
+/// Reports the committed turn `job`: its text `ready` if it was heard ahead, else as the engine
+/// gives it. False once nobody listens.
+async fn report_turn(
     transcriber: &Arc<Transcriber>,
     job: TurnJob,
+    ready: Option<TurnText>,
     reports: &UnboundedSender<TurnReport>,
+) -> bool {
+    let samples = job.turn.samples.len();
+    let item_id = job.turn.item_id.clone();
+    let heard = match ready {
+        Some(text) => {
+            tracing::debug!(item_id, "turn heard ahead in its pause");
+            for delta in text.deltas {
+                let _ = reports.send(TurnReport::Delta {
+                    item_id: item_id.clone(),
+                    delta,
+                });
+            }
+            Ok((text.transcript, text.seconds))
+        }
+        None => {
+            let (id, sender) = (item_id.clone(), reports.clone());
+            let deltas = move |delta| {
+                let _ = sender.send(TurnReport::Delta {
+                    item_id: id.clone(),
+                    delta,
+                });
+            };
+            hear(transcriber, job.turn.samples, job.options, job.save, deltas).await
+        }
+    };
+    let report = match heard {
+        Ok((transcript, seconds)) => TurnReport::Completed {
+            item_id,
+            transcript,
+            seconds,
+        },
+        Err(error) => TurnReport::Failed { item_id, error },
+    };
+    reports.send(report).is_ok() && reports.send(TurnReport::Done { samples }).is_ok()
+}
+
+/// Hears `ahead` as its commit would be heard (never saved). None when it could not be heard
+/// (its commit then goes to the engine itself).
+async fn hear_ahead(transcriber: &Arc<Transcriber>, ahead: Arc<AheadJob>) -> Option<TurnText> {
+    let deltas = Arc::new(Mutex::new(Vec::new()));
+    let noted = deltas.clone();
+    let note = move |delta| noted.lock().unwrap_or_else(|p| p.into_inner()).push(delta);
+    let samples = ahead.samples.clone();
+    let heard = hear(transcriber, samples, ahead.options.clone(), false, note).await;
+    let deltas = std::mem::take(&mut *deltas.lock().unwrap_or_else(|p| p.into_inner()));
+    match heard {
+        Ok((transcript, seconds)) => Some(TurnText {
+            deltas,
+            transcript,
+            seconds,
+        }),
+        Err(err) => {
+            tracing::debug!(%err, "a turn could not be heard ahead");
+            None
+        }
+    }
+}
+
+/// Transcribes a turn's `samples` through the one transcription path; `on_delta` gets each
+/// segment's text as the engine gives it (with the space that joins it to the one before).
+/// The whole text and the audio's length.
+async fn hear(
+    transcriber: &Arc<Transcriber>,
+    samples: Vec<f32>,
+    options: TranscribeOptions,
+    save: bool,
+    mut on_delta: impl FnMut(String) + Send + 'static,
 ) -> Result<(String, f64), TranscribeError> {
     let planned = transcriber
-        .plan(job.options, false, Caller::Stream { save: job.save })
+        .plan(options, false, Caller::Stream { save })
         .await?;
-    let (item_id, sender) = (job.turn.item_id.clone(), reports.clone());
     let mut said_anything = false;
     let deltas: ProgressSink = Box::new(move |progress| {
         let Progress::Segments(segments) = progress else {
@@ -136,14 +303,143 @@ async fn transcribe_turn(
                 text.to_string()
             };
             said_anything = true;
-            let _ = sender.send(TurnReport::Delta {
-                item_id: item_id.clone(),
-                delta,
-            });
+            on_delta(delta);
         }
     });
     let transcript = planned
-        .run_streaming(Audio::Samples(job.turn.samples), Some(deltas))
+        .run_streaming(Audio::Samples(samples), Some(deltas))
         .await?;
     Ok((transcript.text.trim().to_string(), transcript.duration))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::realtime::turns::Turn;
+    use crate::transcribe::testing::{Recorder, transcriber};
+
+    /// A real recording (16 kHz), so that voice detection passes it to the engine.
+    fn speech() -> Vec<f32> {
+        let path = format!(
+            "{}/corpus/clips/real-something.wav",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        hound::WavReader::open(path)
+            .unwrap()
+            .samples::<i16>()
+            .map(|s| f32::from(s.unwrap()) / 32_768.0)
+            .collect()
+    }
+
+    fn options() -> TranscribeOptions {
+        TranscribeOptions {
+            model: Some("tiny.en".into()),
+            ..TranscribeOptions::default()
+        }
+    }
+
+    fn ahead(samples: &[f32]) -> Option<Arc<AheadJob>> {
+        Some(Arc::new(AheadJob {
+            samples: samples.to_vec(),
+            options: options(),
+        }))
+    }
+
+    fn committed(item_id: &str, samples: &[f32], save: bool) -> TurnJob {
+        TurnJob {
+            turn: Turn {
+                item_id: item_id.into(),
+                previous_item_id: None,
+                samples: samples.to_vec(),
+                start_ms: 0,
+                end_ms: samples.len() as u64 / 16,
+            },
+            options: options(),
+            save,
+        }
+    }
+
+    /// The reports of one turn, up to its `Done`: its deltas and its completed text.
+    async fn turn_reports(reports: &mut UnboundedReceiver<TurnReport>) -> (Vec<String>, String) {
+        let mut deltas = Vec::new();
+        loop {
+            let report = tokio::time::timeout(Duration::from_secs(10), reports.recv())
+                .await
+                .expect("the turn is reported")
+                .expect("the worker goes on");
+            match report {
+                TurnReport::Delta { delta, .. } => deltas.push(delta),
+                TurnReport::Completed { transcript, .. } => return (deltas, transcript),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    async fn engine_calls_reach(log: &Mutex<Vec<String>>, calls: usize) {
+        for _ in 0..500 {
+            if log.lock().unwrap().len() >= calls {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the engine was called {} times", log.lock().unwrap().len());
+    }
+
+    #[tokio::test]
+    async fn a_turn_heard_ahead_in_its_pause_goes_to_the_engine_once() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let engine = Arc::new(Recorder { log: log.clone() });
+        let (_dir, transcriber) = transcriber(vec![engine], 4);
+        let (sender, receiver) = turn_channels();
+        let (reports_to, mut reports) = unbounded_channel();
+        let _worker = tokio::spawn(transcribe_turns(transcriber, receiver, reports_to));
+        let speech = speech();
+
+        // The pause lasts: the turn committed as it was heard ahead takes that text.
+        sender.ahead.send_replace(ahead(&speech));
+        engine_calls_reach(&log, 1).await;
+        sender
+            .committed
+            .send(committed("a", &speech, false))
+            .unwrap();
+        sender.ahead.send_replace(None);
+        let (deltas, text) = turn_reports(&mut reports).await;
+        assert_eq!(
+            (deltas, text.as_str()),
+            (vec!["call1".to_string()], "call1")
+        );
+        assert!(matches!(
+            reports.recv().await,
+            Some(TurnReport::Done { .. })
+        ));
+
+        // The voice came back: the longer turn committed later is heard for itself.
+        let half = &speech[..speech.len() / 2];
+        sender.ahead.send_replace(ahead(half));
+        engine_calls_reach(&log, 2).await;
+        sender.ahead.send_replace(None);
+        sender
+            .committed
+            .send(committed("b", &speech, false))
+            .unwrap();
+        let (_, text) = turn_reports(&mut reports).await;
+        assert_eq!(text, "call3");
+        assert!(matches!(
+            reports.recv().await,
+            Some(TurnReport::Done { .. })
+        ));
+
+        // A turn to be saved never takes text heard ahead (which is never saved).
+        sender.ahead.send_replace(ahead(&speech));
+        engine_calls_reach(&log, 4).await;
+        sender
+            .committed
+            .send(committed("c", &speech, true))
+            .unwrap();
+        let (_, text) = turn_reports(&mut reports).await;
+        assert_eq!(text, "call5");
+        assert_eq!(log.lock().unwrap().len(), 5);
+    }
 }

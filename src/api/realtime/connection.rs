@@ -18,7 +18,7 @@ use crate::api::ApiError;
 use crate::app::App;
 use crate::realtime::events::{self, Refusal};
 use crate::realtime::session::{INTERNAL, NORMAL, Output, Session};
-use crate::realtime::transcribe::transcribe_turns;
+use crate::realtime::transcribe::{transcribe_turns, turn_channels};
 use crate::realtime::{MAX_MESSAGE_BYTES, MAX_SESSIONS};
 use crate::transcribe::TranscribeError;
 
@@ -49,7 +49,7 @@ pub async fn serve(app: Arc<App>, socket: WebSocket, permit: Option<OwnedSemapho
 /// The session loop: the transcription of turns reports, the client speaks, or the session
 /// has been idle too long with nothing waiting.
 async fn run(app: Arc<App>, mut socket: Socket) {
-    let (jobs, pending) = unbounded_channel();
+    let (jobs, pending) = turn_channels();
     let (reports_to, mut reports) = unbounded_channel();
     let worker = tokio::spawn(transcribe_turns(
         app.transcriber.clone(),
