@@ -140,9 +140,10 @@ struct TurnText {
 
 /// Transcribes the turns `input` brings, in order, until the session ends; reports go to
 /// `reports`. While no committed turn waits, the turn in a pause that may end it is heard
-/// ahead (in line with everyone else's work, as a committed turn would be): if the pause ends
-/// it, its commit takes what was heard (or waits for the pass under way) instead of going to
-/// the engine again. The voice coming back, or another turn settling, stops the pass.
+/// ahead (in line with everyone else's work, as a committed turn would be, unless half of the
+/// places in line are taken): if the pause ends it, its commit takes what was heard (or waits
+/// for the pass under way) instead of going to the engine again. The voice coming back, or
+/// another turn settling, stops the pass.
 pub async fn transcribe_turns(
     transcriber: Arc<Transcriber>,
     mut input: TurnReceiver,
@@ -163,7 +164,10 @@ pub async fn transcribe_turns(
             }
             continue;
         }
-        if let Some(ahead) = wanted.take() {
+        if let Some(ahead) = wanted
+            .take()
+            .filter(|_| transcriber.has_room_for_spare_work())
+        {
             let pass = hear_ahead(&transcriber, ahead.clone());
             tokio::pin!(pass);
             tokio::select! {

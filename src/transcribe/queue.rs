@@ -306,6 +306,13 @@ impl Queue {
             .map_err(|e| TranscribeError::internal("transcription queue closed", e))
     }
 
+    /// Whether work that only saves time later (a realtime turn heard ahead of its commit) may
+    /// go in line: fewer than half of the places in line are taken, so such work does not take
+    /// the places that requests someone waits on need.
+    pub fn has_room_for_spare_work(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst) < self.max_waiting / 2
+    }
+
     /// Requests waiting for a slot now.
     #[cfg(test)]
     pub fn waiting(&self) -> usize {
@@ -348,6 +355,29 @@ mod tests {
         drop(running);
         assert!(waiter.await.unwrap().is_ok());
         assert_eq!((queue.waiting(), queue.free_slots()), (0, 1));
+    }
+
+    #[tokio::test]
+    async fn spare_work_leaves_half_of_the_places_in_line_to_others() {
+        let queue = Arc::new(Queue::new(1, 4));
+        let running = queue.acquire().await.ok().unwrap();
+        let mut waiters = Vec::new();
+        for waiting in 1..=2 {
+            assert!(queue.has_room_for_spare_work(), "{} waiting", waiting - 1);
+            waiters.push(tokio::spawn({
+                let queue = queue.clone();
+                async move { queue.acquire().await.map(drop) }
+            }));
+            while queue.waiting() < waiting {
+                tokio::task::yield_now().await;
+            }
+        }
+        assert!(!queue.has_room_for_spare_work(), "2 of 4 places taken");
+        drop(running);
+        for waiter in waiters {
+            assert!(waiter.await.unwrap().is_ok());
+        }
+        assert!(queue.has_room_for_spare_work());
     }
 
     #[tokio::test]

@@ -224,6 +224,12 @@ impl Transcriber {
             .any(|e| e.offer(id).is_some_and(|offer| offer.downloaded))
     }
 
+    /// Whether work that only saves time later may wait for the engine now
+    /// ([`Queue::has_room_for_spare_work`]).
+    pub fn has_room_for_spare_work(&self) -> bool {
+        self.queue.has_room_for_spare_work()
+    }
+
     /// Plans and runs `job`.
     pub async fn run(self: &Arc<Self>, job: Job) -> Result<Transcript, TranscribeError> {
         self.plan(job.options, job.await_download, job.caller)
