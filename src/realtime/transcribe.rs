@@ -367,7 +367,7 @@ mod tests {
 
     /// The reports of one turn, up to its `Done`: its deltas and its completed text.
     async fn turn_reports(reports: &mut UnboundedReceiver<TurnReport>) -> (Vec<String>, String) {
-        let mut deltas = Vec::new();
+        let (mut deltas, mut completed) = (Vec::new(), None);
         loop {
             let report = tokio::time::timeout(Duration::from_secs(10), reports.recv())
                 .await
@@ -375,7 +375,8 @@ mod tests {
                 .expect("the worker goes on");
             match report {
                 TurnReport::Delta { delta, .. } => deltas.push(delta),
-                TurnReport::Completed { transcript, .. } => return (deltas, transcript),
+                TurnReport::Completed { transcript, .. } => completed = Some(transcript),
+                TurnReport::Done { .. } => return (deltas, completed.expect("completed")),
                 other => panic!("{other:?}"),
             }
         }
@@ -400,48 +401,34 @@ mod tests {
         let (reports_to, mut reports) = unbounded_channel();
         let _worker = tokio::spawn(transcribe_turns(transcriber, receiver, reports_to));
         let speech = speech();
+        let commit = |id: &str, samples: &[f32], save| {
+            sender.committed.send(committed(id, samples, save)).unwrap();
+        };
 
         // The pause lasts: the turn committed as it was heard ahead takes that text.
         sender.ahead.send_replace(ahead(&speech));
         engine_calls_reach(&log, 1).await;
-        sender
-            .committed
-            .send(committed("a", &speech, false))
-            .unwrap();
+        commit("a", &speech, false);
         sender.ahead.send_replace(None);
         let (deltas, text) = turn_reports(&mut reports).await;
         assert_eq!(
             (deltas, text.as_str()),
             (vec!["call1".to_string()], "call1")
         );
-        assert!(matches!(
-            reports.recv().await,
-            Some(TurnReport::Done { .. })
-        ));
 
         // The voice came back: the longer turn committed later is heard for itself.
         let half = &speech[..speech.len() / 2];
         sender.ahead.send_replace(ahead(half));
         engine_calls_reach(&log, 2).await;
         sender.ahead.send_replace(None);
-        sender
-            .committed
-            .send(committed("b", &speech, false))
-            .unwrap();
+        commit("b", &speech, false);
         let (_, text) = turn_reports(&mut reports).await;
         assert_eq!(text, "call3");
-        assert!(matches!(
-            reports.recv().await,
-            Some(TurnReport::Done { .. })
-        ));
 
         // A turn to be saved never takes text heard ahead (which is never saved).
         sender.ahead.send_replace(ahead(&speech));
         engine_calls_reach(&log, 4).await;
-        sender
-            .committed
-            .send(committed("c", &speech, true))
-            .unwrap();
+        commit("c", &speech, true);
         let (_, text) = turn_reports(&mut reports).await;
         assert_eq!(text, "call5");
         assert_eq!(log.lock().unwrap().len(), 5);
