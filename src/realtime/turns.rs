@@ -586,7 +586,6 @@ mod tests {
         assert!(matched >= 3, "{matched} turns heard ahead");
         assert!(withdrawn >= 1, "no pause was withdrawn");
         assert_eq!(turns.ahead(), None, "nothing changed since");
-        turns.clear();
         let mut manual = Turns::new(rate, None);
         stream(&mut manual, &clip("real-goforward", rate), rate);
         assert_eq!(manual.ahead(), None, "without detection nothing settles");
