@@ -14,6 +14,13 @@ pub const MAX_COMPRESSION_RATIO: f64 = 2.4;
 pub const MIN_AVG_LOGPROB: f64 = -1.0;
 /// Over this no-speech probability, with a guess for text, the chunk is silence.
 pub const NO_SPEECH_PROBABILITY: f64 = 0.6;
+/// The same for a provisional pass (live text the next pass replaces). An open chunk ends where
+/// the capture is, often inside a word: tiny.en gave the prefixes of a hesitant "four ... queen
+/// of clubs" no-speech probabilities of 0.64-0.76 with a guess for text ("for", "4 queen of"),
+/// so passes 0.4 s apart heard nothing for 1.5 s. Noises and tones heard as open chunks read
+/// the same as with 0.6 (`docs/performance.md`, "A word cut by the capture's edge"). Committed
+/// text keeps [`NO_SPEECH_PROBABILITY`].
+pub const PROVISIONAL_NO_SPEECH_PROBABILITY: f64 = 0.8;
 /// Characters (other than spaces) per second that no one speaks: fast English is about 20.
 const MAX_CHARS_PER_SECOND: f64 = 25.0;
 /// Tokens per second that no one speaks: fast English is about 6; names, numbers and text
@@ -80,9 +87,19 @@ pub fn trouble(segments: &[Segment], seconds: f64) -> Option<Trouble> {
         .then_some(Trouble::Unsure)
 }
 
-/// Whether the decoder says the chunk holds no speech: a high no-speech probability and a guess
-/// for text (whisper's rule). Engines without these figures never say so.
-pub fn is_silence(segments: &[Segment]) -> bool {
+/// The no-speech probability over which a pass's guess is silence.
+pub fn no_speech_bar(provisional: bool) -> f64 {
+    if provisional {
+        PROVISIONAL_NO_SPEECH_PROBABILITY
+    } else {
+        NO_SPEECH_PROBABILITY
+    }
+}
+
+/// Whether the decoder says the chunk holds no speech: a no-speech probability over `bar`
+/// ([`no_speech_bar`]) and a guess for text (whisper's rule). Engines without these figures
+/// never say so.
+pub fn is_silence(segments: &[Segment], bar: f64) -> bool {
     let no_speech = segments
         .iter()
         .filter_map(|s| s.detail.as_ref())
@@ -90,8 +107,7 @@ pub fn is_silence(segments: &[Segment]) -> bool {
         .fold(None, |max: Option<f64>, p| {
             Some(max.map_or(p, |m| m.max(p)))
         });
-    no_speech.is_some_and(|p| p > NO_SPEECH_PROBABILITY)
-        && avg_logprob(segments).is_some_and(|l| l < MIN_AVG_LOGPROB)
+    no_speech.is_some_and(|p| p > bar) && avg_logprob(segments).is_some_and(|l| l < MIN_AVG_LOGPROB)
 }
 
 /// The mean log-probability of every text token of `segments`; None without decoder figures.
@@ -549,10 +565,27 @@ mod tests {
             Some(Trouble::Unsure)
         );
         assert!(!Trouble::Unsure.is_loop());
-        assert!(!is_silence(&[guess]));
-        assert!(is_silence(&[decoded("Thanks for watching.", 5, -1.3, 0.8)]));
-        assert!(!is_silence(&[decoded("Hello there.", 3, -0.3, 0.8)]));
-        assert!(!is_silence(&[segment(0.0, 1.0, "no figures")]));
+        let committed = no_speech_bar(false);
+        assert!(!is_silence(&[guess], committed));
+        assert!(is_silence(
+            &[decoded("Thanks for watching.", 5, -1.3, 0.8)],
+            committed
+        ));
+        assert!(!is_silence(
+            &[decoded("Hello there.", 3, -0.3, 0.8)],
+            committed
+        ));
+        assert!(!is_silence(&[segment(0.0, 1.0, "no figures")], committed));
+    }
+
+    #[test]
+    fn a_provisional_guess_is_silence_only_when_the_decoder_is_surer() {
+        // A word cut by the open chunk's edge, as tiny.en scored one; noise as it scored it.
+        let cut_word = [decoded("4 queen of", 4, -1.5, 0.64)];
+        let noise = [decoded("(water running)", 4, -1.4, 0.88)];
+        assert!(is_silence(&cut_word, no_speech_bar(false)));
+        assert!(!is_silence(&cut_word, no_speech_bar(true)));
+        assert!(is_silence(&noise, no_speech_bar(true)));
     }
 
     #[test]

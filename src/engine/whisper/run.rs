@@ -101,7 +101,7 @@ pub(super) fn hear_chunk(
             transcribe_chunk(state, request, chunk, &attempt, settings, retries)?
         };
         let heard = guard::drop_echoes(heard, seconds);
-        if guard::is_silence(&heard) {
+        if guard::is_silence(&heard, guard::no_speech_bar(request.provisional)) {
             return Ok(Vec::new());
         }
         let verdict = Verdict::of(&heard, seconds, attempt.window.is_some());
@@ -172,6 +172,8 @@ fn params<'a>(
         params.set_filter_logits_callback_user_data(watch as *const Watch as *mut c_void);
     }
     params.set_translate(request.task == Task::Translate);
+    // whisper.cpp drops a decode it takes for silence; the guard judges it with the same rule.
+    params.set_no_speech_thold(guard::no_speech_bar(request.provisional) as f32);
     params.set_no_context(true);
     params.set_print_special(false);
     params.set_print_progress(false);

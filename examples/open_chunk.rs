@@ -1,0 +1,157 @@
+//! What live audio's open chunk reads as it grows: each live chunk of each recording heard
+//! through its prefixes, 0.1 s apart from the 0.6 s of the first provisional pass, once as a
+//! provisional pass (tentative text) and once as a committed one would hear it. A prefix ends
+//! where the capture is, often inside a word, which whisper may take for silence.
+//!
+//! ```text
+//! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
+//!     cargo run --release --example open_chunk -- [--model tiny.en-q8_0] [--until 3.0] \
+//!     [--whole] [--show] LIST
+//! ```
+//!
+//! LIST: recordings, one `path<TAB>anything` a line. `--whole` hears each recording as one
+//! open chunk from its start instead of cutting it with the live voice activity detection (for
+//! noise, which opens no chunk: as if it had fooled the detector). `--until` ends each chunk's
+//! prefixes there (seconds). `--show` prints every prefix's texts. Prints, per recording and in
+//! all, the prefixes heard and how many read empty each way.
+
+use std::path::Path;
+
+use verbatim::audio::decode;
+use verbatim::audio::vad::chunks::Limits;
+use verbatim::audio::vad::{Chunker, SpeechChunk};
+use verbatim::cancel::Cancel;
+use verbatim::engine::models::ModelDir;
+use verbatim::engine::whisper::WhisperEngine;
+use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+
+const RATE: f64 = 16_000.0;
+/// The first provisional pass comes once the open chunk holds this much.
+const FIRST_PASS_SECONDS: f64 = 0.6;
+const STEP_SECONDS: f64 = 0.1;
+
+#[derive(Default)]
+struct Tally {
+    prefixes: usize,
+    empty_provisional: usize,
+    empty_committed: usize,
+}
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut flag = |name: &str| match args.iter().position(|a| a == name) {
+        Some(i) => {
+            args.remove(i);
+            true
+        }
+        None => false,
+    };
+    let whole = flag("--whole");
+    let show = flag("--show");
+    let mut take = |name: &str, default: &str| match args.iter().position(|a| a == name) {
+        Some(i) => {
+            let value = args.remove(i + 1);
+            args.remove(i);
+            value
+        }
+        None => default.to_string(),
+    };
+    let model = take("--model", "tiny.en-q8_0");
+    let until: f64 = take("--until", "3.0").parse().expect("--until seconds");
+    let list = args.first().expect("LIST").clone();
+    let models =
+        ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
+    let engine = WhisperEngine::new(models, 2);
+
+    let mut all = Tally::default();
+    let text = std::fs::read_to_string(&list).expect("the list");
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let path = line.split('\t').next().unwrap_or(line);
+        let path = Path::new(&list)
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join(path);
+        let samples = decode::decode_file(&path, None)
+            .expect("a recording")
+            .samples;
+        let chunks = if whole {
+            vec![SpeechChunk {
+                start: 0,
+                samples: samples.clone(),
+                cuts: Vec::new(),
+            }]
+        } else {
+            live_chunks(&samples)
+        };
+        let mut tally = Tally::default();
+        for chunk in &chunks {
+            if show {
+                println!(
+                    "{}: chunk at {:.2} s, {:.2} s",
+                    path.display(),
+                    chunk.start as f64 / RATE,
+                    chunk.samples.len() as f64 / RATE
+                );
+            }
+            let last = (chunk.samples.len() as f64 / RATE).min(until);
+            let mut seconds = FIRST_PASS_SECONDS;
+            while seconds <= last + 1e-9 {
+                let prefix = &chunk.samples[..((seconds * RATE) as usize).min(chunk.samples.len())];
+                let tentative = hear(&engine, &model, prefix, true);
+                let committed = hear(&engine, &model, prefix, false);
+                if show {
+                    println!("  {seconds:.1} s: {tentative:?} (committed: {committed:?})");
+                }
+                tally.prefixes += 1;
+                tally.empty_provisional += usize::from(tentative.is_empty());
+                tally.empty_committed += usize::from(committed.is_empty());
+                seconds += STEP_SECONDS;
+            }
+        }
+        report(&path.display().to_string(), &tally);
+        all.prefixes += tally.prefixes;
+        all.empty_provisional += tally.empty_provisional;
+        all.empty_committed += tally.empty_committed;
+    }
+    report("all", &all);
+}
+
+/// The chunks live voice activity detection cuts `samples` into.
+fn live_chunks(samples: &[f32]) -> Vec<SpeechChunk> {
+    let mut chunks = Vec::new();
+    let mut chunker = Chunker::within(true, Limits::LIVE);
+    chunker.push(samples, &mut |c| chunks.push(c));
+    chunker.finish(&mut |c| chunks.push(c));
+    chunks
+}
+
+/// The text of `samples` heard as the open chunk; `provisional`: for tentative text.
+fn hear(engine: &WhisperEngine, model: &str, samples: &[f32], provisional: bool) -> String {
+    engine
+        .transcribe(
+            model,
+            &EngineRequest {
+                samples,
+                chunks: std::iter::once(0..samples.len()).collect(),
+                trimmed_to_speech: true,
+                language: LanguageChoice::Exact("en".into()),
+                task: Task::Transcribe,
+                initial_prompt: None,
+                words: false,
+                cancel: Cancel::new(),
+                calls_at_once: 1,
+                provisional,
+            },
+        )
+        .expect("the engine hears the audio")
+        .text
+        .trim()
+        .to_string()
+}
+
+fn report(name: &str, tally: &Tally) {
+    println!(
+        "{name}: {} prefixes, empty provisionally {}, empty as committed {}",
+        tally.prefixes, tally.empty_provisional, tally.empty_committed
+    );
+}
