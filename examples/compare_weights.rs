@@ -24,11 +24,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use verbatim::audio::vad;
-use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::models::catalog::whisper_model;
 use verbatim::engine::whisper::WhisperEngine;
-use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{Engine, EngineRequest, LanguageChoice};
 use verbatim::transcribe::numbers::normalize_numbers;
 
 /// Word errors of `hypothesis` against `reference`, numbers normalised on both sides.
@@ -118,18 +117,11 @@ fn main() {
         .iter()
         .map(|clip| {
             let s = &clip.samples;
-            EngineRequest {
-                samples: s,
-                chunks: vad::plan_chunks(&vad::frame_scores(s), s.len()),
-                trimmed_to_speech: true,
-                language: LanguageChoice::Exact(clip.entry.language.clone()),
-                task: Task::Transcribe,
-                initial_prompt: None,
-                words: false,
-                cancel: Cancel::new(),
-                calls_at_once: 1,
-                provisional: false,
-            }
+            EngineRequest::speech(
+                s,
+                vad::plan_chunks(&vad::frame_scores(s), s.len()),
+                LanguageChoice::Exact(clip.entry.language.clone()),
+            )
         })
         .collect();
 

@@ -12,9 +12,8 @@
 use std::process::Command;
 
 use verbatim::audio::{decode, vad};
-use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
-use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{Engine, EngineRequest, LanguageChoice};
 
 /// Resident set size of this process, in MiB (`/proc/self/statm`).
 fn resident_mib() -> f64 {
@@ -58,18 +57,11 @@ fn hear(loaded: &Loaded, model: &str, name: &str) {
     let samples = decode::decode_file(std::path::Path::new(&clip), None)
         .expect("the clip")
         .samples;
-    let request = EngineRequest {
-        samples: &samples,
-        chunks: vad::chunks_to_hear(&samples, true),
-        trimmed_to_speech: true,
-        language: LanguageChoice::Exact("en".into()),
-        task: Task::Transcribe,
-        initial_prompt: None,
-        words: false,
-        cancel: Cancel::new(),
-        calls_at_once: 1,
-        provisional: false,
-    };
+    let request = EngineRequest::speech(
+        &samples,
+        vad::chunks_to_hear(&samples, true),
+        LanguageChoice::Exact("en".into()),
+    );
     let heard = loaded
         .engine()
         .transcribe(model, &request)

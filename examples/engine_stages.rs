@@ -17,9 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use verbatim::audio::{decode, vad};
-use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
-use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{Engine, EngineRequest, LanguageChoice};
 use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::word_errors;
 
@@ -112,18 +111,8 @@ fn main() {
         vad::plan_chunks_within(&vad::frame_scores(samples), samples.len(), limits)
     };
     let hear = |samples: &[f32]| {
-        let request = EngineRequest {
-            samples,
-            chunks: chunks(samples),
-            trimmed_to_speech: true,
-            language: LanguageChoice::Exact("en".into()),
-            task: Task::Transcribe,
-            initial_prompt: None,
-            words: false,
-            cancel: Cancel::new(),
-            calls_at_once: 1,
-            provisional: false,
-        };
+        let request =
+            EngineRequest::speech(samples, chunks(samples), LanguageChoice::Exact("en".into()));
         let started = Instant::now();
         let heard = engine.transcribe(&model, &request).expect("transcribed");
         (started.elapsed().as_secs_f64(), heard.text)

@@ -15,15 +15,19 @@
 //! prefixes there (seconds). `--show` prints every prefix's texts. Prints, per recording and in
 //! all, the prefixes heard and how many read empty each way.
 
+#[path = "shared/args.rs"]
+mod args;
+
 use std::path::Path;
 
 use verbatim::audio::decode;
 use verbatim::audio::vad::chunks::Limits;
 use verbatim::audio::vad::{Chunker, SpeechChunk};
-use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::WhisperEngine;
-use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{Engine, EngineRequest, LanguageChoice};
+
+use args::Args;
 
 const RATE: f64 = 16_000.0;
 /// The first provisional pass comes once the open chunk holds this much.
@@ -38,27 +42,15 @@ struct Tally {
 }
 
 fn main() {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut flag = |name: &str| match args.iter().position(|a| a == name) {
-        Some(i) => {
-            args.remove(i);
-            true
-        }
-        None => false,
-    };
-    let whole = flag("--whole");
-    let show = flag("--show");
-    let mut take = |name: &str, default: &str| match args.iter().position(|a| a == name) {
-        Some(i) => {
-            let value = args.remove(i + 1);
-            args.remove(i);
-            value
-        }
-        None => default.to_string(),
-    };
-    let model = take("--model", "tiny.en-q8_0");
-    let until: f64 = take("--until", "3.0").parse().expect("--until seconds");
-    let list = args.first().expect("LIST").clone();
+    let mut args = Args::from_env();
+    let whole = args.flag("--whole");
+    let show = args.flag("--show");
+    let model = args.value("--model", "tiny.en-q8_0");
+    let until: f64 = args
+        .value("--until", "3.0")
+        .parse()
+        .expect("--until seconds");
+    let list = args.rest().first().expect("LIST").clone();
     let models =
         ModelDir::new(std::env::var("VERBATIM_TEST_MODELS").expect("VERBATIM_TEST_MODELS"));
     let engine = WhisperEngine::new(models, 2);
@@ -131,16 +123,12 @@ fn hear(engine: &WhisperEngine, model: &str, samples: &[f32], provisional: bool)
         .transcribe(
             model,
             &EngineRequest {
-                samples,
-                chunks: std::iter::once(0..samples.len()).collect(),
-                trimmed_to_speech: true,
-                language: LanguageChoice::Exact("en".into()),
-                task: Task::Transcribe,
-                initial_prompt: None,
-                words: false,
-                cancel: Cancel::new(),
-                calls_at_once: 1,
                 provisional,
+                ..EngineRequest::speech(
+                    samples,
+                    std::iter::once(0..samples.len()).collect(),
+                    LanguageChoice::Exact("en".into()),
+                )
             },
         )
         .expect("the engine hears the audio")

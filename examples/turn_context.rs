@@ -17,50 +17,44 @@
 //! text. `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted
 //! to it of at least FRAMES encoder frames (default: the server's floor, 250).
 
+#[path = "shared/args.rs"]
+mod args;
+
 use std::path::Path;
 use std::time::Instant;
 
 use verbatim::audio::decode;
 use verbatim::audio::vad::chunks::Limits;
 use verbatim::audio::vad::{Chunker, SpeechChunk};
-use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::{DEFAULT_FLOOR_FRAMES, EncoderWindow, WhisperEngine};
-use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice};
 use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::word_errors;
+
+use args::Args;
 
 const RATE: f64 = 16_000.0;
 
 fn main() {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let flag = |args: &mut Vec<String>, name: &str| match args.iter().position(|a| a == name) {
-        Some(i) => {
-            args.remove(i);
-            true
-        }
-        None => false,
-    };
-    let prompt_previous = flag(&mut args, "--prompt-previous");
-    let show = flag(&mut args, "--show");
-    let mut take = |name: &str, default: &str| -> String {
-        match args.iter().position(|a| a == name) {
-            Some(i) => {
-                let value = args.remove(i + 1);
-                args.remove(i);
-                value
-            }
-            None => default.to_string(),
-        }
-    };
-    let model = take("--model", "tiny.en-q8_0");
-    let pause: f64 = take("--pause", "1.5").parse().expect("--pause seconds");
-    let window = match take("--window", &DEFAULT_FLOOR_FRAMES.to_string()).as_str() {
+    let mut args = Args::from_env();
+    let prompt_previous = args.flag("--prompt-previous");
+    let show = args.flag("--show");
+    let model = args.value("--model", "tiny.en-q8_0");
+    let pause: f64 = args
+        .value("--pause", "1.5")
+        .parse()
+        .expect("--pause seconds");
+    let window = match args
+        .value("--window", &DEFAULT_FLOOR_FRAMES.to_string())
+        .as_str()
+    {
         "full" => EncoderWindow::Full,
         frames => EncoderWindow::Fitted {
             floor: frames.parse().expect("--window full or FRAMES"),
         },
     };
+    let args = args.rest();
     let list = args.first().expect("LIST").clone();
     let contexts: Vec<f64> = args[1..]
         .iter()
@@ -173,16 +167,13 @@ fn hear(
         .transcribe(
             model,
             &EngineRequest {
-                samples,
-                chunks: std::iter::once(0..samples.len()).collect(),
-                trimmed_to_speech: true,
-                language: LanguageChoice::Exact("en".into()),
-                task: Task::Transcribe,
                 initial_prompt,
                 words,
-                cancel: Cancel::new(),
-                calls_at_once: 1,
-                provisional: false,
+                ..EngineRequest::speech(
+                    samples,
+                    std::iter::once(0..samples.len()).collect(),
+                    LanguageChoice::Exact("en".into()),
+                )
             },
         )
         .expect("the engine hears the audio")

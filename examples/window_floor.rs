@@ -35,10 +35,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use verbatim::audio::{decode, vad};
-use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::{EncoderWindow, Recovery, WhisperEngine};
-use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{Engine, EngineRequest, LanguageChoice};
 use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::{Corpus, word_errors};
 
@@ -188,20 +187,13 @@ fn hear(contender: &Contender, options: &Options, sample: &Sample) -> (String, f
         }
     };
     let request = EngineRequest {
-        samples,
-        chunks,
         trimmed_to_speech: contender.vad,
-        language: LanguageChoice::Exact("en".into()),
-        task: Task::Transcribe,
         initial_prompt: if names {
             self::names(&sample.text)
         } else {
             None
         },
-        words: false,
-        cancel: Cancel::new(),
-        calls_at_once: 1,
-        provisional: false,
+        ..EngineRequest::speech(samples, chunks, LanguageChoice::Exact("en".into()))
     };
     let text = if request.chunks.is_empty() {
         String::new()

@@ -18,10 +18,9 @@
 use std::time::Instant;
 
 use verbatim::audio::vad;
-use verbatim::cancel::Cancel;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::{WhisperEngine, WordTiming};
-use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice, Task};
+use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice};
 use verbatim_sim::{Clip, Corpus};
 
 struct Way {
@@ -46,16 +45,12 @@ fn resident_mb() -> f64 {
 fn hear(engine: &WhisperEngine, way: &Way, model: &str, clip: &Clip) -> (EngineOutput, f64) {
     let samples = &clip.samples;
     let request = EngineRequest {
-        samples,
-        chunks: vad::plan_chunks(&vad::frame_scores(samples), samples.len()),
-        trimmed_to_speech: true,
-        language: LanguageChoice::Exact(clip.entry.language.clone()),
-        task: Task::Transcribe,
-        initial_prompt: None,
         words: way.words,
-        cancel: Cancel::new(),
-        calls_at_once: 1,
-        provisional: false,
+        ..EngineRequest::speech(
+            samples,
+            vad::plan_chunks(&vad::frame_scores(samples), samples.len()),
+            LanguageChoice::Exact(clip.entry.language.clone()),
+        )
     };
     let started = Instant::now();
     let output = engine

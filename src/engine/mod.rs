@@ -67,6 +67,30 @@ pub struct EngineRequest<'a> {
     pub provisional: bool,
 }
 
+impl<'a> EngineRequest<'a> {
+    /// Transcribing `chunks` of `samples`, speech from end to end, in `language`: no prompt, no
+    /// timed words, one call at a time, not provisional, never cancelled. Other settings are
+    /// given with `..` on it.
+    pub fn speech(
+        samples: &'a [f32],
+        chunks: Vec<Range<usize>>,
+        language: LanguageChoice,
+    ) -> EngineRequest<'a> {
+        EngineRequest {
+            samples,
+            chunks,
+            trimmed_to_speech: true,
+            language,
+            task: Task::Transcribe,
+            initial_prompt: None,
+            words: false,
+            cancel: Cancel::new(),
+            calls_at_once: 1,
+            provisional: false,
+        }
+    }
+}
+
 /// A timed stretch of text (seconds from the start of the audio the engine was given).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Segment {
