@@ -26,12 +26,13 @@ use verbatim::audio::vad::{Chunker, SpeechChunk};
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::WhisperEngine;
 use verbatim::engine::{Engine, EngineRequest, LanguageChoice};
+use verbatim::transcribe::MIN_PROVISIONAL_SAMPLES;
 
 use args::Args;
 
 const RATE: f64 = 16_000.0;
 /// The first provisional pass comes once the open chunk holds this much.
-const FIRST_PASS_SECONDS: f64 = 0.6;
+const FIRST_PASS_SECONDS: f64 = MIN_PROVISIONAL_SAMPLES as f64 / RATE;
 const STEP_SECONDS: f64 = 0.1;
 
 #[derive(Default)]
@@ -73,7 +74,7 @@ fn main() {
                 cuts: Vec::new(),
             }]
         } else {
-            live_chunks(&samples)
+            Chunker::within(true, Limits::LIVE).chunks_of(&samples)
         };
         let mut tally = Tally::default();
         for chunk in &chunks {
@@ -106,15 +107,6 @@ fn main() {
         all.empty_committed += tally.empty_committed;
     }
     report("all", &all);
-}
-
-/// The chunks live voice activity detection cuts `samples` into.
-fn live_chunks(samples: &[f32]) -> Vec<SpeechChunk> {
-    let mut chunks = Vec::new();
-    let mut chunker = Chunker::within(true, Limits::LIVE);
-    chunker.push(samples, &mut |c| chunks.push(c));
-    chunker.finish(&mut |c| chunks.push(c));
-    chunks
 }
 
 /// The text of `samples` heard as the open chunk; `provisional`: for tentative text.

@@ -65,10 +65,7 @@ fn main() {
     let engine = WhisperEngine::new(models, 2).with_window(window);
 
     let (speech, reference) = joined(Path::new(&list), pause);
-    let mut turns = Vec::new();
-    let mut chunker = Chunker::within(true, Limits::LIVE);
-    chunker.push(&speech, &mut |c| turns.push(c));
-    chunker.finish(&mut |c| turns.push(c));
+    let turns = Chunker::within(true, Limits::LIVE).chunks_of(&speech);
     println!(
         "{:.1} s of speech, {} turns; model {model}",
         speech.len() as f64 / RATE,
@@ -84,10 +81,7 @@ fn main() {
     );
 
     let started = Instant::now();
-    let mut file_chunks = Vec::new();
-    let mut file_chunker = Chunker::new(true);
-    file_chunker.push(&speech, &mut |c| file_chunks.push(c));
-    file_chunker.finish(&mut |c| file_chunks.push(c));
+    let file_chunks = Chunker::new(true).chunks_of(&speech);
     let file_text: Vec<String> = file_chunks
         .iter()
         .map(|c| hear(&engine, &model, &c.samples, false, None).text)

@@ -28,3 +28,4 @@ pub use resolve::{Resolved, Untranslatable, download_base_url, language_choice};
 #[cfg(test)]
 pub(crate) use run::testing;
 pub use run::{Planned, Progress, ProgressSink, Transcriber, TranscriberParts};
+pub use speech::MIN_PROVISIONAL_SAMPLES;

@@ -53,7 +53,7 @@ const PROVISIONAL_EVERY: Duration = Duration::from_secs(1);
 const PROVISIONAL_SPACING: u32 = 2;
 /// The open chunk is first heard provisionally once it holds this much audio (0.6 s: the
 /// padding before the speech and about a word).
-const MIN_PROVISIONAL_SAMPLES: usize = 9_600;
+pub const MIN_PROVISIONAL_SAMPLES: usize = 9_600;
 /// Until a provisional pass hears words in the open chunk, the next comes this soon (still
 /// spaced by [`PROVISIONAL_SPACING`]): a first pass 0.35 s into the voice often hears none,
 /// and the person would wait a whole second more for the first word.

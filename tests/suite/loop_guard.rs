@@ -20,6 +20,7 @@ use verbatim::engine::guard::{self, MAX_COMPRESSION_RATIO};
 use verbatim::engine::whisper::{Recovery, WhisperEngine};
 use verbatim::engine::words::compression_ratio;
 use verbatim::engine::{Engine, EngineOutput, EngineRequest, Task};
+use verbatim::transcribe::MIN_PROVISIONAL_SAMPLES;
 use verbatim::transcribe::numbers::normalize_numbers;
 use verbatim_sim::{Clip, Corpus, word_errors};
 
@@ -159,14 +160,12 @@ fn a_provisional_pass_shows_words_the_open_chunks_edge_cuts_and_noise_stays_sile
     // 0.6 s of the first provisional pass): where the edge cuts a word, whisper's no-speech
     // rule takes the guess for silence; the provisional pass shows it.
     let clip = corpus.clip("real-two-cities").unwrap();
-    let mut chunks = Vec::new();
-    let mut chunker = Chunker::within(true, Limits::LIVE);
-    chunker.push(&clip.samples, &mut |c| chunks.push(c));
-    chunker.finish(&mut |c| chunks.push(c));
+    let chunks = Chunker::within(true, Limits::LIVE).chunks_of(&clip.samples);
     let mut shown = Vec::new();
     for chunk in &chunks {
-        for tenths in 6..=16 {
-            let prefix = &chunk.samples[..(tenths * 1_600).min(chunk.samples.len())];
+        for tenths in 0..=10 {
+            let length = MIN_PROVISIONAL_SAMPLES + tenths * 1_600;
+            let prefix = &chunk.samples[..length.min(chunk.samples.len())];
             if hear_open_chunk(&engine, prefix, false).is_empty() {
                 let tentative = hear_open_chunk(&engine, prefix, true);
                 if !tentative.is_empty() {

@@ -135,6 +135,14 @@ impl Chunker {
         self.hand_out(ready);
     }
 
+    /// Every chunk of `samples`, given as one block and finished.
+    pub fn chunks_of(mut self, samples: &[f32]) -> Vec<SpeechChunk> {
+        let mut chunks = Vec::new();
+        self.push(samples, &mut |chunk| chunks.push(chunk));
+        self.finish(&mut |chunk| chunks.push(chunk));
+        chunks
+    }
+
     /// Samples held now (the audio chunks still to come may need).
     pub fn buffered(&self) -> usize {
         self.buffer.len()
@@ -387,6 +395,24 @@ mod tests {
         assert_eq!(timeline.seconds(2.25), 3.75);
         assert_eq!(timeline.seconds(3.5), 6.0);
         assert_eq!(Timeline::starting_at(8_000).seconds(1.0), 1.5);
+    }
+
+    #[test]
+    fn chunks_of_a_block_are_the_chunks_of_its_parts() {
+        let samples = audio(150);
+        let mut chunker = Chunker::within(true, Limits::LIVE);
+        let mut parts = Vec::new();
+        for part in samples.chunks(320) {
+            chunker.push(part, &mut |chunk| parts.push(chunk.range()));
+        }
+        chunker.finish(&mut |chunk| parts.push(chunk.range()));
+        let block: Vec<_> = Chunker::within(true, Limits::LIVE)
+            .chunks_of(&samples)
+            .iter()
+            .map(SpeechChunk::range)
+            .collect();
+        assert!(parts.len() > 10, "{parts:?}");
+        assert_eq!(block, parts);
     }
 
     #[test]
