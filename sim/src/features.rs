@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use realfft::num_complex::Complex32;
-use realfft::{RealFftPlanner, RealToComplex};
+use verbatim_kernels::spectrum::{Complex32, RealToComplex, forward_fft};
 
 /// Samples between frame starts (10 ms at 16 kHz).
 pub(crate) const HOP: usize = 160;
@@ -153,7 +152,7 @@ pub(crate) struct Extractor {
 
 impl Extractor {
     pub fn new() -> Self {
-        let fft = RealFftPlanner::<f32>::new().plan_fft_forward(FFT_LEN);
+        let fft = forward_fft(FFT_LEN);
         let window = (0..WINDOW)
             .map(|i| {
                 let phase = 2.0 * std::f32::consts::PI * i as f32 / WINDOW as f32;

@@ -32,35 +32,3 @@ impl VoiceDetector {
         self.detector.predict_f32(&frame)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tone(len: usize) -> Vec<f32> {
-        (0..len).map(|i| (i as f32 * 0.2).sin() * 0.5).collect()
-    }
-
-    #[test]
-    fn silence_scores_low_and_bad_samples_count_as_silence() {
-        let mut detector = VoiceDetector::default();
-        let mut clean = VoiceDetector::default();
-        for _ in 0..20 {
-            let silence = clean.score(&[0.0; FRAME]);
-            assert!(silence < 0.5, "{silence}");
-            assert_eq!(detector.score(&[f32::NAN; FRAME]), silence);
-        }
-    }
-
-    #[test]
-    fn a_short_frame_is_padded_and_loud_samples_clamped() {
-        let short = tone(100);
-        let mut padded = short.clone();
-        padded.resize(FRAME, 0.0);
-        let (mut a, mut b) = (VoiceDetector::default(), VoiceDetector::default());
-        assert_eq!(a.score(&short), b.score(&padded));
-        let loud: Vec<f32> = tone(FRAME).iter().map(|s| s * 10.0).collect();
-        let clamped: Vec<f32> = loud.iter().map(|s| s.clamp(-1.0, 1.0)).collect();
-        assert_eq!(a.score(&loud), b.score(&clamped));
-    }
-}

@@ -1,5 +1,5 @@
-//! The work Verbatim does on every sample of audio: earshot's voice detector and rubato's
-//! resamplers, behind concrete (not generic) types.
+//! The work Verbatim does on every sample of audio: earshot's voice detector, rubato's
+//! resamplers and realfft's forward FFT, behind concrete (not generic) types.
 //!
 //! Generic code is compiled in the crate that names its types, at that crate's optimisation
 //! level. Called from the `verbatim` crate, earshot's network and rubato's FFTs were compiled
@@ -11,6 +11,7 @@
 
 pub mod detector;
 pub mod resampler;
+pub mod spectrum;
 
 pub use detector::{FRAME, VoiceDetector};
 pub use resampler::MonoResampler;
