@@ -1,11 +1,12 @@
 //! The kernels through their public types: the voice detector's handling of silence, bad and
-//! short frames, and both resamplers. One test binary that links the optimised library, rather
-//! than unit tests, which would compile the whole crate a second time at opt-level 3 (28 s of a
-//! fresh build on 2 cores: docs/development.md, "The build").
+//! short frames, both resamplers and the forward FFT. One test binary that links the optimised
+//! library, rather than unit tests, which would compile the whole crate a second time at
+//! opt-level 3 (24 s of a fresh build on 2 cores: docs/development.md, "The build, trimmed").
 
 use verbatim_kernels::resampler::{
     SincInterpolationParameters, SincInterpolationType, WindowFunction,
 };
+use verbatim_kernels::spectrum::forward_fft;
 use verbatim_kernels::{FRAME, MonoResampler, VoiceDetector};
 
 fn tone(len: usize) -> Vec<f32> {
@@ -73,4 +74,28 @@ fn the_sinc_resampler_takes_any_ratio() {
     let mut out = vec![0.0; resampler.output_frames_next()];
     let written = resampler.process(&input, None, &mut out);
     assert!(written > 0 && written <= out.len(), "{written}");
+}
+
+#[test]
+fn the_forward_fft_puts_a_tone_in_its_bin() {
+    // 1 kHz at 16 kHz over 512 samples: bin 32, a whole number of periods.
+    let fft = forward_fft(512);
+    let mut input: Vec<f32> = (0..512)
+        .map(|i| (i as f32 * 2.0 * std::f32::consts::PI * 1_000.0 / 16_000.0).sin())
+        .collect();
+    let mut spectrum = fft.make_output_vec();
+    assert_eq!(spectrum.len(), 257);
+    fft.process(&mut input, &mut spectrum).unwrap();
+    let power: Vec<f32> = spectrum.iter().map(|c| c.norm_sqr()).collect();
+    let loudest = (0..power.len())
+        .max_by(|&a, &b| power[a].total_cmp(&power[b]))
+        .unwrap();
+    assert_eq!(loudest, 32);
+    let rest: f32 = power
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != 32)
+        .map(|(_, p)| p)
+        .sum();
+    assert!(rest < power[32] * 1e-6, "{rest} against {}", power[32]);
 }
