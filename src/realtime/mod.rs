@@ -22,3 +22,7 @@ pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
 pub const MAX_BACKLOG_SECONDS: usize = 120;
 /// A session whose client sends nothing for this long, with nothing waiting, is closed.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// After the server's close frame, what the client still sends is read and dropped for at most
+/// this long, until its own close frame: a socket dropped with unread data is reset, and the
+/// client would lose the error event and the close frame sent before it.
+pub const CLOSE_DRAIN: Duration = Duration::from_secs(2);

@@ -4,7 +4,9 @@
 //! (one more is told and closed); a message over [`MAX_MESSAGE_BYTES`] ends the session (1009);
 //! a client silent for `App::realtime_idle` (`realtime::IDLE_TIMEOUT`) with nothing waiting is
 //! told and closed; transcription errors rendered as OpenAI's error object from the API's Error
-//! object. A session whose client is gone stops: its transcription is cancelled.
+//! object. A session whose client is gone stops: its transcription is cancelled. A session the
+//! server closes reads (and drops) what its client still sends, for at most
+//! [`CLOSE_DRAIN`], until the client's close frame, so the client reads the reason.
 
 use std::sync::Arc;
 
@@ -19,7 +21,7 @@ use crate::app::App;
 use crate::realtime::events::{self, Refusal};
 use crate::realtime::session::{INTERNAL, NORMAL, Output, Session};
 use crate::realtime::transcribe::{transcribe_turns, turn_channels};
-use crate::realtime::{MAX_MESSAGE_BYTES, MAX_SESSIONS};
+use crate::realtime::{CLOSE_DRAIN, MAX_MESSAGE_BYTES, MAX_SESSIONS};
 use crate::transcribe::TranscribeError;
 
 /// Close codes (RFC 6455) of the socket's own.
@@ -41,14 +43,17 @@ pub async fn serve(app: Arc<App>, socket: WebSocket, permit: Option<OwnedSemapho
         );
         socket.send(events::refused(&refusal, None)).await;
         socket.close(TRY_AGAIN_LATER, "too many sessions").await;
+        socket.drain().await;
         return;
     };
-    run(app, socket).await;
+    let mut socket = run(app, socket).await;
+    socket.drain().await;
 }
 
 /// The session loop: the transcription of turns reports, the client speaks, or the session
-/// has been idle too long with nothing waiting.
-async fn run(app: Arc<App>, mut socket: Socket) {
+/// has been idle too long with nothing waiting. Returns the socket once the session is over
+/// (its transcription stopped).
+async fn run(app: Arc<App>, mut socket: Socket) -> Socket {
     let (jobs, pending) = turn_channels();
     let (reports_to, mut reports) = unbounded_channel();
     let worker = tokio::spawn(transcribe_turns(
@@ -93,6 +98,7 @@ async fn run(app: Arc<App>, mut socket: Socket) {
         };
         socket.deliver(out).await;
     }
+    socket
 }
 
 /// The WebSocket, and whether it is gone (nothing more can be sent).
@@ -156,6 +162,20 @@ impl Socket {
         };
         let _ = self.socket.send(Message::Close(Some(frame))).await;
         self.gone = true;
+    }
+
+    /// Reads and drops what the client still sends, until its close frame, the end of the
+    /// stream or [`CLOSE_DRAIN`]: closed with unread data, the connection would be reset and
+    /// the client could lose what was sent last.
+    async fn drain(&mut self) {
+        let deadline = Instant::now() + CLOSE_DRAIN;
+        while let Ok(Some(Ok(message))) =
+            tokio::time::timeout_at(deadline, self.socket.recv()).await
+        {
+            if matches!(message, Message::Close(_)) {
+                break;
+            }
+        }
     }
 }
 
