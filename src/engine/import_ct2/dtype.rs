@@ -1,6 +1,6 @@
 //! The element types of CTranslate2 variables: their ids, sizes and names, and their decoding to f32.
 
-use half::f16;
+use verbatim_kernels::weights::{Element, decode_le};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum DType {
@@ -50,33 +50,14 @@ impl DType {
 
     /// Appends the values of `bytes` (whole elements, little endian) to `out` as f32.
     pub fn decode(self, bytes: &[u8], out: &mut Vec<f32>) {
-        match self {
-            Self::F32 => out.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            ),
-            Self::F16 => out.extend(
-                bytes
-                    .chunks_exact(2)
-                    .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32()),
-            ),
-            Self::BF16 => out.extend(
-                bytes
-                    .chunks_exact(2)
-                    .map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16)),
-            ),
-            Self::I8 => out.extend(bytes.iter().map(|&b| b as i8 as f32)),
-            Self::I16 => out.extend(
-                bytes
-                    .chunks_exact(2)
-                    .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32),
-            ),
-            Self::I32 => out.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32),
-            ),
-        }
+        let element = match self {
+            Self::F32 => Element::F32,
+            Self::I8 => Element::I8,
+            Self::I16 => Element::I16,
+            Self::I32 => Element::I32,
+            Self::F16 => Element::F16,
+            Self::BF16 => Element::BF16,
+        };
+        decode_le(element, bytes, out);
     }
 }

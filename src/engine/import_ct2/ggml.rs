@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use half::f16;
+use verbatim_kernels::weights;
 
 use super::blocks::{self, BLOCK_VALUES};
 
@@ -182,18 +182,14 @@ impl<W: Write> GgmlWriter<W> {
     pub fn tensor_data(&mut self, values: &[f32], ty: TensorType) -> io::Result<()> {
         match ty {
             TensorType::F32 => self.f32_slice(values),
-            TensorType::F16 => self.encoded(values, 1 << 16, |chunk, buf| {
-                buf.extend(chunk.iter().flat_map(|&v| f16::from_f32(v).to_le_bytes()));
-            }),
+            TensorType::F16 => self.encoded(values, 1 << 16, weights::encode_f16_le),
             TensorType::Q8_0 => self.encoded(values, BLOCK_VALUES << 11, blocks::quantize_q8_0),
             TensorType::Q5_1 => self.encoded(values, BLOCK_VALUES << 11, blocks::quantize_q5_1),
         }
     }
 
     fn f32_slice(&mut self, values: &[f32]) -> io::Result<()> {
-        self.encoded(values, 1 << 16, |chunk, buf| {
-            buf.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
-        })
+        self.encoded(values, 1 << 16, weights::encode_f32_le)
     }
 
     /// Writes `values` in chunks of `chunk_len`, each encoded into a reused buffer.

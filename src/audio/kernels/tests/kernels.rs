@@ -1,5 +1,5 @@
 //! The kernels through their public types: the voice detector's handling of silence, bad and
-//! short frames, both resamplers and the forward FFT. One test binary that links the optimised
+//! short frames, both resamplers, the forward FFT and the weights' number formats. One test binary that links the optimised
 //! library, rather than unit tests, which would compile the whole crate a second time at
 //! opt-level 3 (24 s of a fresh build on 2 cores: docs/development.md, "The build, trimmed").
 
@@ -7,6 +7,9 @@ use verbatim_kernels::resampler::{
     SincInterpolationParameters, SincInterpolationType, WindowFunction,
 };
 use verbatim_kernels::spectrum::forward_fft;
+use verbatim_kernels::weights::{
+    BLOCK_VALUES, Element, Q8_0_BLOCK_BYTES, decode_le, encode_f16_le, encode_f32_le, quantize_q8_0,
+};
 use verbatim_kernels::{FRAME, MonoResampler, VoiceDetector};
 
 fn tone(len: usize) -> Vec<f32> {
@@ -98,4 +101,56 @@ fn the_forward_fft_puts_a_tone_in_its_bin() {
         .map(|(_, p)| p)
         .sum();
     assert!(rest < power[32] * 1e-6, "{rest} against {}", power[32]);
+}
+
+#[test]
+fn weights_decode_each_format_and_round_trip_through_f16_and_f32() {
+    let mut out = Vec::new();
+    // bf16 0x3fc0 is 1.5; int8 0xff is -1; int16 0x8000 is -32768; int32 0x00010000 is 65536.
+    decode_le(Element::BF16, &[0xc0, 0x3f], &mut out);
+    decode_le(Element::I8, &[0xff], &mut out);
+    decode_le(Element::I16, &[0x00, 0x80], &mut out);
+    decode_le(Element::I32, &[0x00, 0x00, 0x01, 0x00], &mut out);
+    assert_eq!(out, [1.5, -1.0, -32768.0, 65536.0]);
+
+    let values = tone(1000);
+    let (mut f16_bytes, mut f32_bytes) = (Vec::new(), Vec::new());
+    encode_f16_le(&values, &mut f16_bytes);
+    encode_f32_le(&values, &mut f32_bytes);
+    assert_eq!((f16_bytes.len(), f32_bytes.len()), (2000, 4000));
+    let (mut from_f16, mut from_f32) = (Vec::new(), Vec::new());
+    decode_le(Element::F16, &f16_bytes, &mut from_f16);
+    decode_le(Element::F32, &f32_bytes, &mut from_f32);
+    assert_eq!(from_f32, values);
+    for (back, value) in from_f16.iter().zip(&values) {
+        // f16 keeps 11 significant bits: within 2^-11 of a value under 1.
+        assert!(
+            (back - value).abs() <= 1.0 / 2048.0,
+            "{value} came back as {back}"
+        );
+    }
+}
+
+#[test]
+fn q8_0_blocks_hold_a_scale_and_one_byte_a_value() {
+    let values = tone(3 * BLOCK_VALUES + 5);
+    let mut out = Vec::new();
+    quantize_q8_0(&values, &mut out);
+    // The 5 values past the last whole block are left out.
+    assert_eq!(out.len(), 3 * Q8_0_BLOCK_BYTES);
+    for (block, bytes) in values
+        .chunks_exact(BLOCK_VALUES)
+        .zip(out.chunks_exact(Q8_0_BLOCK_BYTES))
+    {
+        let mut scale = Vec::new();
+        decode_le(Element::F16, &bytes[..2], &mut scale);
+        for (value, &q) in block.iter().zip(&bytes[2..]) {
+            assert!(
+                (q as i8 as f32 * scale[0] - value).abs() <= scale[0],
+                "{value}"
+            );
+        }
+        // The largest magnitude takes the full range.
+        assert!(bytes[2..].iter().any(|&q| (q as i8).unsigned_abs() == 127));
+    }
 }
