@@ -140,9 +140,13 @@ setup_all() {
 }
 
 # What the build alone needs (scripts/test installs the tools for the tests while it builds).
+# The crates are downloaded while the Debian packages are installed: both wait on the network.
 setup_build() {
-    ensure_packages "${VERBATIM_BUILD_APT_PACKAGES[@]}"
     ensure_rust
+    cargo fetch --locked --target "$(rustc -vV | sed -n 's/^host: //p')" &
+    local fetching=$!
+    ensure_packages "${VERBATIM_BUILD_APT_PACKAGES[@]}"
+    wait "$fetching" || { log "downloading the crates failed"; exit 1; }
 }
 
 # A private Python virtual environment in $VERBATIM_CACHE/venv/<name>, made once and kept, with
