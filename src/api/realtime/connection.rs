@@ -34,7 +34,7 @@ pub async fn serve(app: Arc<App>, socket: WebSocket, permit: Option<OwnedSemapho
         socket,
         gone: false,
     };
-    let Some(_permit) = permit else {
+    let Some(permit) = permit else {
         let refusal = Refusal::new(
             "session_limit_reached",
             format!(
@@ -47,6 +47,8 @@ pub async fn serve(app: Arc<App>, socket: WebSocket, permit: Option<OwnedSemapho
         return;
     };
     let mut socket = run(app, socket).await;
+    // The session is over: its place is free while the socket drains.
+    drop(permit);
     socket.drain().await;
 }
 
