@@ -9,7 +9,7 @@ use crate::common;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use common::{SpawnedServer, http_json, microphone_scenario, raw_http, serve_scenario};
@@ -403,6 +403,18 @@ fn sessions_messages_and_waiting_audio_are_bounded() {
     let error = refused.until("error");
     assert_eq!(error[0]["error"]["code"], "session_limit_reached");
     assert_eq!(refused.until("closed")[0]["code"], 1013);
+    // One that never stops sending (and never reads) is read for at most CLOSE_DRAIN, then cut.
+    let mut flooding = Client::connect(port, &[]).unwrap();
+    let block = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 3_200]);
+    let append = json!({"type": "input_audio_buffer.append", "audio": block}).to_string();
+    let started = Instant::now();
+    while flooding.socket.send(Message::text(append.clone())).is_ok() {
+        assert!(
+            started.elapsed() < verbatim::realtime::CLOSE_DRAIN + Duration::from_secs(8),
+            "a closed session still reads after {:?}",
+            started.elapsed()
+        );
+    }
     drop(open);
 
     // A message over 1 MiB ends the session with 1009 (once the closed sessions are gone).
@@ -587,7 +599,7 @@ async fn a_silent_session_is_told_and_closed() {
             std::thread::sleep(Duration::from_millis(200));
             client.append(&silence(0.1));
         }
-        let last_sent = std::time::Instant::now();
+        let last_sent = Instant::now();
         let events = client.until("closed");
         (events, last_sent.elapsed())
     })
