@@ -1,7 +1,8 @@
 //! The kernels through their public types: the voice detector's handling of silence, bad and
-//! short frames, both resamplers, the forward FFT and the weights' number formats. One test binary that links the optimised
-//! library, rather than unit tests, which would compile the whole crate a second time at
-//! opt-level 3 (24 s of a fresh build on 2 cores: docs/development.md, "The build, trimmed").
+//! short frames, both resamplers, the forward FFT and the weights' number formats. One test
+//! binary that links the optimised library, rather than unit tests, which would compile the
+//! whole crate a second time at opt-level 3 (24 s of a fresh build on 2 cores:
+//! docs/development.md, "The build, trimmed").
 
 use verbatim_kernels::resampler::{
     SincInterpolationParameters, SincInterpolationType, WindowFunction,
