@@ -145,50 +145,80 @@ pub const FLAC: Format = Format {
 
 /// Encodes 16 kHz mono `samples` as 44.1 kHz stereo `format` in `dir`; returns the file.
 pub fn encode(dir: &Path, name: &str, samples: &[f32], format: &Format) -> PathBuf {
-    let wav = dir.join(format!("{name}.wav"));
-    write_wav(&wav, samples, SAMPLE_RATE, 1);
-    let encoded = dir.join(format!("{name}.{}", format.ext));
-    let mut args = vec!["-i", wav.to_str().unwrap(), "-ar", "44100", "-ac", "2"];
-    args.extend_from_slice(format.codec);
-    args.push(encoded.to_str().unwrap());
+    encode_all(dir, &[(name, samples)], format).remove(0)
+}
+
+/// Encodes each named clip as [`encode`] does, in one ffmpeg run: every input has an output
+/// of its own, encoded as if alone (starting ffmpeg costs more than encoding a short clip).
+pub fn encode_all(dir: &Path, clips: &[(&str, &[f32])], format: &Format) -> Vec<PathBuf> {
+    let mut inputs = Vec::new();
+    let mut outputs = Vec::new();
+    for (name, samples) in clips {
+        let wav = dir.join(format!("{name}.wav"));
+        write_wav(&wav, samples, SAMPLE_RATE, 1);
+        inputs.push(wav);
+        outputs.push(dir.join(format!("{name}.{}", format.ext)));
+    }
+    let mut output_options = vec!["-ar", "44100", "-ac", "2"];
+    output_options.extend_from_slice(format.codec);
+    ffmpeg_each(&inputs, &outputs, &output_options);
+    outputs
+}
+
+/// Runs one ffmpeg that turns `inputs[i]` into `outputs[i]` with `options`, each on its own.
+fn ffmpeg_each(inputs: &[PathBuf], outputs: &[PathBuf], options: &[&str]) {
+    let maps: Vec<String> = (0..inputs.len()).map(|n| format!("{n}:a")).collect();
+    let mut args = Vec::new();
+    for input in inputs {
+        args.extend(["-i", input.to_str().unwrap()]);
+    }
+    for (map, output) in maps.iter().zip(outputs) {
+        args.extend(["-map", map.as_str()]);
+        args.extend_from_slice(options);
+        args.push(output.to_str().unwrap());
+    }
     ffmpeg(&args);
-    encoded
 }
 
 /// Decodes `file` with ffmpeg to 16 kHz mono (ffmpeg resamples and downmixes).
 pub fn decode_16k_mono(file: &Path) -> Vec<f32> {
-    let wav = file.with_extension("back.wav");
-    ffmpeg(&[
-        "-i",
-        file.to_str().unwrap(),
-        "-ar",
-        "16000",
-        "-ac",
-        "1",
-        "-c:a",
-        "pcm_s16le",
-        wav.to_str().unwrap(),
-    ]);
-    let (samples, rate, channels) = read_wav(&wav);
-    assert_eq!((rate, channels), (16_000, 1));
-    samples
+    decode_all_16k_mono(&[file.to_path_buf()]).remove(0)
 }
 
-/// Decodes `file` with ffmpeg at its own rate and channel count, then downmixes and resamples to
-/// 16 kHz here (averaging channels, linear interpolation): a different path from ffmpeg's.
-pub fn decode_native_then_resample(file: &Path) -> Vec<f32> {
-    let wav = file.with_extension("native.wav");
-    ffmpeg(&[
-        "-i",
-        file.to_str().unwrap(),
-        "-c:a",
-        "pcm_s16le",
-        wav.to_str().unwrap(),
-    ]);
-    let (samples, rate, channels) = read_wav(&wav);
-    let mono: Vec<f32> = samples
-        .chunks_exact(usize::from(channels))
-        .map(|frame| frame.iter().sum::<f32>() / f32::from(channels))
+/// [`decode_16k_mono`] of every file, in one ffmpeg run.
+pub fn decode_all_16k_mono(files: &[PathBuf]) -> Vec<Vec<f32>> {
+    let wavs: Vec<PathBuf> = files.iter().map(|f| f.with_extension("back.wav")).collect();
+    ffmpeg_each(
+        files,
+        &wavs,
+        &["-ar", "16000", "-ac", "1", "-c:a", "pcm_s16le"],
+    );
+    wavs.iter()
+        .map(|wav| {
+            let (samples, rate, channels) = read_wav(wav);
+            assert_eq!((rate, channels), (16_000, 1));
+            samples
+        })
+        .collect()
+}
+
+/// Decodes each file with ffmpeg at its own rate and channel count (one ffmpeg run), then
+/// downmixes and resamples to 16 kHz here (averaging channels, linear interpolation): a
+/// different path from ffmpeg's.
+pub fn decode_all_native_then_resample(files: &[PathBuf]) -> Vec<Vec<f32>> {
+    let wavs: Vec<PathBuf> = files
+        .iter()
+        .map(|f| f.with_extension("native.wav"))
         .collect();
-    verbatim_sim::resample_linear(&mono, rate, SAMPLE_RATE)
+    ffmpeg_each(files, &wavs, &["-c:a", "pcm_s16le"]);
+    wavs.iter()
+        .map(|wav| {
+            let (samples, rate, channels) = read_wav(wav);
+            let mono: Vec<f32> = samples
+                .chunks_exact(usize::from(channels))
+                .map(|frame| frame.iter().sum::<f32>() / f32::from(channels))
+                .collect();
+            verbatim_sim::resample_linear(&mono, rate, SAMPLE_RATE)
+        })
+        .collect()
 }
