@@ -39,18 +39,18 @@ fn recognised_after_round_trip(format: &Format, decode: fn(&[PathBuf]) -> Vec<Ve
     }
     let index = index();
     let dir = tempfile::tempdir().unwrap();
-    let ids = speech_ids();
-    let clips: Vec<Vec<f32>> = ids.iter().map(|id| clip(id)).collect();
-    let named: Vec<(&str, &[f32])> = ids
+    let clip_ids = speech_ids();
+    let clips: Vec<Vec<f32>> = clip_ids.iter().map(|id| clip(id)).collect();
+    let named: Vec<(&str, &[f32])> = clip_ids
         .iter()
         .zip(&clips)
         .map(|(id, samples)| (id.as_str(), samples.as_slice()))
         .collect();
     let decoded = decode(&encode_all(dir.path(), &named, format));
     let mut lowest = 1.0f32;
-    for (id, decoded) in ids.iter().zip(&decoded) {
+    for (id, decoded) in clip_ids.iter().zip(&decoded) {
         let found = index.recognise_sequence(decoded);
-        assert_eq!(self::ids(&found), [id.as_str()], "{id} as {}", format.ext);
+        assert_eq!(ids(&found), [id.as_str()], "{id} as {}", format.ext);
         lowest = lowest.min(found[0].score);
     }
     eprintln!("{}: lowest score {lowest}", format.ext);

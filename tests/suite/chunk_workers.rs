@@ -54,10 +54,9 @@ fn chunks_heard_by_two_workers_read_as_by_one() {
     let chunks = vad::chunks_to_hear(&samples, true);
     assert!(chunks.len() >= 4, "{} chunks", chunks.len());
     for words in [false, true] {
-        // One thread per decoder state either way: whisper.cpp's threads wait for each other
-        // by spinning, which on a busy machine burns a core while the other thread waits for
-        // one.
-        let alone = WhisperEngine::new(models.clone(), 1).with_workers(1);
+        // One thread per decoder state either way (`common::ENGINE_THREADS`: threads that
+        // wait for each other spin on a busy machine).
+        let alone = WhisperEngine::new(models.clone(), common::ENGINE_THREADS).with_workers(1);
         let shared = WhisperEngine::new(models.clone(), 2).with_workers(2);
         let one = hear_english(&alone, "tiny.en", &samples, words);
         let two = hear_english(&shared, "tiny.en", &samples, words);
@@ -126,7 +125,7 @@ fn moonshine_chunks_heard_side_by_side_read_as_in_turn() {
     let samples = recordings_apart();
     let chunks = vad::chunks_to_hear(&samples, true);
     assert!(chunks.len() >= 4, "{} chunks", chunks.len());
-    let alone = MoonshineEngine::new(models.clone(), 1).with_workers(1);
+    let alone = MoonshineEngine::new(models.clone(), common::ENGINE_THREADS).with_workers(1);
     let shared = MoonshineEngine::new(models.clone(), 2).with_workers(2);
     let one = hear_english(&alone, "moonshine-base", &samples, false);
     let two = hear_english(&shared, "moonshine-base", &samples, false);
