@@ -29,6 +29,42 @@ fn silence_scores_low_and_bad_samples_count_as_silence() {
 }
 
 #[test]
+fn repeated_frames_score_as_earshot_scores_them_after_the_detector_settles() {
+    // A tone, 20,000 frames of digital silence (5 min 20 s), a tone again, a constant level,
+    // silence: the same scores, bit for bit, as earshot's own detector gives every frame.
+    let tone = tone(FRAME);
+    let level = [0.25f32; FRAME];
+    let silence = [0f32; FRAME];
+    let mut frames: Vec<&[f32]> = vec![&tone; 50];
+    frames.extend(std::iter::repeat_n(&silence[..], 20_000));
+    frames.extend(std::iter::repeat_n(&tone[..], 30));
+    frames.extend(std::iter::repeat_n(&level[..], 20_000));
+    frames.extend(std::iter::repeat_n(&silence[..], 100));
+    let mut ours = VoiceDetector::default();
+    let mut earshots = earshot::Detector::default_boxed();
+    let mut settled = vec![];
+    for (i, frame) in frames.iter().enumerate() {
+        let score = ours.score(frame);
+        assert_eq!(
+            score.to_bits(),
+            earshots.predict_f32(frame).to_bits(),
+            "frame {i}"
+        );
+        settled.push(ours.is_settled());
+    }
+    // It settled within each long run, and not at once.
+    let first_settled = |run: std::ops::Range<usize>| run.clone().find(|&i| settled[i]);
+    let in_silence = first_settled(50..20_050).expect("settles in the silence");
+    assert!(in_silence > 50 + 1_000, "{in_silence}");
+    assert!(
+        first_settled(20_080..40_080).is_some(),
+        "settles on the level"
+    );
+    // A different frame is scored again.
+    assert!(!settled[20_050] && !settled[40_080]);
+}
+
+#[test]
 fn a_short_frame_is_padded_and_loud_samples_clamped() {
     let short = tone(100);
     let mut padded = short.clone();
