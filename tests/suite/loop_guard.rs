@@ -1,11 +1,11 @@
 //! The loop guard on the real whisper engine and real voices: on every path (fitted window with
-//! its retries, the full window with voice activity detection off, timed words, translation on
-//! the multilingual model) no clip of the corpus comes back with a repeated pattern or a text
-//! that compresses over 2.4; a real recording that makes tiny.en loop through a 5 s window is
-//! heard again through a wider one and reads right, and without retries (or in a provisional
-//! pass of live audio) its loop is cut out; a provisional pass shows the words of an open chunk
-//! whose edge cuts a word, where a committed pass would take them for silence, and noise stays
-//! silent either way.
+//! its retries, the full window with voice activity detection off (on the real voices), timed
+//! words, translation on the multilingual model) no clip of the corpus comes back with a
+//! repeated pattern or a text that compresses over 2.4; a real recording that makes tiny.en
+//! loop through a 5 s window is heard again through a wider one and reads right, and without
+//! retries (or in a provisional pass of live audio) its loop is cut out; a provisional pass
+//! shows the words of an open chunk whose edge cuts a word, where a committed pass would take
+//! them for silence, and noise stays silent either way.
 //! Skipped without VERBATIM_TEST_MODELS.
 
 #![cfg(feature = "whisper")]
@@ -67,15 +67,22 @@ fn no_path_returns_a_loop_on_any_english_clip() {
         .clips()
         .iter()
         .filter(|c| c.entry.language == "en" && c.duration() < 30.0);
-    let mut heard = 0;
+    let (mut heard, mut full_windows) = (0, 0);
     for clip in english {
+        // The full 30 s window (detection off) costs three times a fitted one, and synthetic
+        // voices never made whisper loop in it: it hears the real voices.
+        let human = clip.entry.voice == "human";
         for (vad, words) in [(true, false), (false, false), (true, true)] {
+            if !vad && !human {
+                continue;
+            }
+            full_windows += usize::from(!vad);
             let output = hear_clip(&engine, "tiny.en", clip, vad, Task::Transcribe, words);
             check_no_loop(&output, &format!("{} vad={vad} words={words}", clip.id()));
             heard += 1;
         }
     }
-    assert!(heard > 60, "{heard}");
+    assert!(heard > 60 && full_windows >= 10, "{heard} {full_windows}");
 }
 
 #[test]
