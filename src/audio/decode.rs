@@ -52,7 +52,6 @@
 //!   stream.
 
 mod alac;
-mod downmix;
 mod errors;
 mod hint;
 mod open;

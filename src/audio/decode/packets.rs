@@ -8,7 +8,6 @@ use symphonia::core::codecs::Decoder;
 use symphonia::core::errors::Error as SymphoniaError;
 use symphonia::core::formats::{FormatReader, Packet};
 
-use super::downmix::downmix;
 use super::errors::is_data_error;
 use super::track::Declared;
 use super::{
@@ -18,6 +17,7 @@ use super::{
 use crate::audio::container::{Mp4Scan, Trim};
 use crate::audio::resample::{StreamingResampler, expected_output_len};
 use crate::cancel::Cancel;
+use verbatim_kernels::downmix::downmix;
 
 /// An opened stream and the track to decode.
 pub(super) struct Stream<'a> {

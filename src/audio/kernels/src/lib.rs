@@ -1,5 +1,6 @@
-//! The work Verbatim does on every sample of audio: earshot's voice detector, rubato's
-//! resamplers and realfft's forward FFT, behind concrete (not generic) types; and on every
+//! The work Verbatim does on every sample of audio: the downmix of what symphonia decodes,
+//! earshot's voice detector, rubato's resamplers and realfft's forward FFT, behind concrete
+//! (not generic) types; and on every
 //! value of a model it converts: weights decoded, encoded and quantized (`weights`).
 //!
 //! Generic code is compiled in the crate that names its types, at that crate's optimisation
@@ -12,6 +13,7 @@
 //! how to resample stays in `verbatim::audio`, what to convert in `verbatim::engine::import_ct2`.
 
 pub mod detector;
+pub mod downmix;
 pub mod resampler;
 pub mod spectrum;
 pub mod weights;

@@ -1,9 +1,10 @@
-//! The kernels through their public types: the voice detector's handling of silence, bad and
-//! short frames, both resamplers, the forward FFT and the weights' number formats. One test
-//! binary that links the optimised library, rather than unit tests, which would compile the
-//! whole crate a second time at opt-level 3 (24 s of a fresh build on 2 cores:
-//! docs/development.md, "The build, trimmed").
+//! The kernels through their public types: the voice detector's handling of silence, bad,
+//! short and repeated frames, the downmix, both resamplers, the forward FFT and the weights'
+//! number formats. One test binary that links the optimised library, rather than unit tests,
+//! which would compile the whole crate a second time at opt-level 3 (24 s of a fresh build on
+//! 2 cores: docs/development.md, "The build, trimmed").
 
+use verbatim_kernels::downmix::downmix;
 use verbatim_kernels::resampler::{
     SincInterpolationParameters, SincInterpolationType, WindowFunction,
 };
@@ -12,6 +13,8 @@ use verbatim_kernels::weights::{
     BLOCK_VALUES, Element, Q8_0_BLOCK_BYTES, decode_le, encode_f16_le, encode_f32_le, quantize_q8_0,
 };
 use verbatim_kernels::{FRAME, MonoResampler, VoiceDetector};
+
+use symphonia_core::audio::{AudioBuffer, AudioBufferRef, Channels, Signal, SignalSpec};
 
 fn tone(len: usize) -> Vec<f32> {
     (0..len).map(|i| (i as f32 * 0.2).sin() * 0.5).collect()
@@ -190,4 +193,41 @@ fn q8_0_blocks_hold_a_scale_and_one_byte_a_value() {
         // The largest magnitude takes the full range.
         assert!(bytes[2..].iter().any(|&q| (q as i8).unsigned_abs() == 127));
     }
+}
+
+#[test]
+fn downmix_averages_channels_and_makes_floats_safe() {
+    let spec = SignalSpec::new(16_000, Channels::FRONT_LEFT | Channels::FRONT_RIGHT);
+    let mut buf = AudioBuffer::<f32>::new(4, spec);
+    buf.render_reserved(Some(4));
+    buf.chan_mut(0).copy_from_slice(&[1.0, 0.5, f32::NAN, 0.0]);
+    buf.chan_mut(1).copy_from_slice(&[0.0, 0.5, 0.0, -1.0]);
+    let mut out = Vec::new();
+    downmix(
+        &AudioBufferRef::F32(std::borrow::Cow::Borrowed(&buf)),
+        &mut out,
+    );
+    assert_eq!(out, vec![0.5, 0.5, 0.0, -0.5]);
+
+    buf.chan_mut(0)
+        .copy_from_slice(&[f32::INFINITY, 1e30, -1e30, 0.25]);
+    downmix(
+        &AudioBufferRef::F32(std::borrow::Cow::Borrowed(&buf)),
+        &mut out,
+    );
+    assert!(
+        out.iter().all(|s| s.is_finite() && s.abs() <= 1.0),
+        "{out:?}"
+    );
+
+    // Integer samples are scaled to -1..1 before they are averaged.
+    let mut ints = AudioBuffer::<i16>::new(2, spec);
+    ints.render_reserved(Some(2));
+    ints.chan_mut(0).copy_from_slice(&[i16::MIN, 16_384]);
+    ints.chan_mut(1).copy_from_slice(&[i16::MIN, 0]);
+    downmix(
+        &AudioBufferRef::S16(std::borrow::Cow::Borrowed(&ints)),
+        &mut out,
+    );
+    assert_eq!(out, vec![-1.0, 0.25]);
 }
