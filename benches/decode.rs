@@ -1,4 +1,5 @@
-//! Decode + resample throughput for one minute of audio.
+//! Decode + resample throughput for one minute of audio, and voice detection on a minute of
+//! changing audio and on ten minutes of digital silence.
 //!
 //! Inputs are generated at start-up into a temporary folder: a 60 s, 44.1 kHz stereo 16-bit
 //! WAV (written with hound) and, when `ffmpeg` is on the PATH, the same audio encoded to a
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use verbatim::audio::decode::decode_file;
 use verbatim::audio::resample::resample_to_16k;
+use verbatim::audio::vad::frame_scores;
 
 const SECONDS: u32 = 60;
 const RATE: u32 = 44_100;
@@ -95,7 +97,7 @@ fn thread_cpu_time() -> Option<Duration> {
 
 /// A quick median-of-N timing, printed as "x real time" before criterion's own report, with
 /// the thread's CPU time beside the wall-clock time.
-fn report_realtime(label: &str, mut run: impl FnMut()) {
+fn report_realtime(label: &str, seconds: u32, mut run: impl FnMut()) {
     run(); // warm up
     let mut wall: Vec<Duration> = Vec::new();
     let mut cpu: Vec<Duration> = Vec::new();
@@ -113,7 +115,7 @@ fn report_realtime(label: &str, mut run: impl FnMut()) {
         v[v.len() / 2]
     };
     let wall = median(&mut wall);
-    let realtime = |d: Duration| f64::from(SECONDS) / d.as_secs_f64();
+    let realtime = |d: Duration| f64::from(seconds) / d.as_secs_f64();
     let cpu_part = if cpu.is_empty() {
         String::new()
     } else {
@@ -125,7 +127,7 @@ fn report_realtime(label: &str, mut run: impl FnMut()) {
         )
     };
     eprintln!(
-        "{label}: {SECONDS} s of audio, median of 9: wall {:.1} ms = {:.0}x real time{cpu_part}",
+        "{label}: {seconds} s of audio, median of 9: wall {:.1} ms = {:.0}x real time{cpu_part}",
         wall.as_secs_f64() * 1e3,
         realtime(wall),
     );
@@ -141,7 +143,7 @@ fn bench(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(10));
 
     let wav = inputs.wav.clone();
-    report_realtime("WAV 44.1 kHz stereo s16", || {
+    report_realtime("WAV 44.1 kHz stereo s16", SECONDS, || {
         decode_file(&wav, Some("wav")).unwrap();
     });
     group.bench_function("wav_60s_44k1_stereo", |b| {
@@ -149,7 +151,7 @@ fn bench(c: &mut Criterion) {
     });
 
     if let Some(mp3) = inputs.mp3.clone() {
-        report_realtime("MP3 44.1 kHz stereo 128 kb/s", || {
+        report_realtime("MP3 44.1 kHz stereo 128 kb/s", SECONDS, || {
             decode_file(&mp3, Some("mp3")).unwrap();
         });
         group.bench_function("mp3_60s_44k1_stereo", |b| {
@@ -161,11 +163,40 @@ fn bench(c: &mut Criterion) {
     let mono: Vec<f32> = (0..SECONDS * RATE)
         .map(|i| (i as f32 * 0.0627).sin() * 0.3)
         .collect();
-    report_realtime("resample only, 44.1 kHz mono", || {
+    report_realtime("resample only, 44.1 kHz mono", SECONDS, || {
         std::hint::black_box(resample_to_16k(&mono, RATE));
     });
     group.bench_function("resample_only_60s_44k1_mono", |b| {
         b.iter(|| resample_to_16k(std::hint::black_box(&mono), RATE))
+    });
+    group.finish();
+
+    // Voice detection scores every 16 ms frame; on a repeated frame (silence) it stops running
+    // its network once its state no longer changes.
+    let mut group = c.benchmark_group("voice_detection");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    let changing: Vec<f32> = (0..SECONDS * 16_000)
+        .map(|i| (i as f32 * 0.173).sin() * 0.3 * (1.0 + (i as f32 * 0.0003).sin()) / 2.0)
+        .collect();
+    report_realtime("voice detection, 60 s of changing audio", SECONDS, || {
+        std::hint::black_box(frame_scores(&changing));
+    });
+    group.throughput(Throughput::Elements(u64::from(SECONDS)));
+    group.bench_function("changing_60s_16k", |b| {
+        b.iter(|| frame_scores(std::hint::black_box(&changing)))
+    });
+    let silence = vec![0f32; 10 * SECONDS as usize * 16_000];
+    report_realtime(
+        "voice detection, 600 s of digital silence",
+        10 * SECONDS,
+        || {
+            std::hint::black_box(frame_scores(&silence));
+        },
+    );
+    group.throughput(Throughput::Elements(10 * u64::from(SECONDS)));
+    group.bench_function("silence_600s_16k", |b| {
+        b.iter(|| frame_scores(std::hint::black_box(&silence)))
     });
     group.finish();
 }
