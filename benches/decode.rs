@@ -1,5 +1,5 @@
 //! Decode + resample throughput for one minute of audio, and voice detection on a minute of
-//! changing audio and on ten minutes of digital silence.
+//! the corpus's real recordings and on ten minutes of digital silence.
 //!
 //! Inputs are generated at start-up into a temporary folder: a 60 s, 44.1 kHz stereo 16-bit
 //! WAV (written with hound) and, when `ffmpeg` is on the PATH, the same audio encoded to a
@@ -95,6 +95,33 @@ fn thread_cpu_time() -> Option<Duration> {
     Some(Duration::from_nanos(ns))
 }
 
+/// `len` samples of the corpus's real recordings (16 kHz mono), one after another.
+fn real_speech(len: usize) -> Vec<f32> {
+    let clips = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&clips)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("real-") && n != "real-noise.wav")
+        })
+        .collect();
+    files.sort();
+    let mut speech = Vec::with_capacity(len);
+    for file in files.iter().cycle() {
+        let mut reader = hound::WavReader::open(file).unwrap();
+        assert_eq!(reader.spec().sample_rate, 16_000, "{}", file.display());
+        for sample in reader.samples::<i16>() {
+            if speech.len() == len {
+                return speech;
+            }
+            speech.push(f32::from(sample.unwrap()) / 32_768.0);
+        }
+    }
+    unreachable!("the corpus has real recordings")
+}
+
 /// A quick median-of-N timing, printed as "x real time" before criterion's own report, with
 /// the thread's CPU time beside the wall-clock time.
 fn report_realtime(label: &str, seconds: u32, mut run: impl FnMut()) {
@@ -176,15 +203,13 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("voice_detection");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
-    let changing: Vec<f32> = (0..SECONDS * 16_000)
-        .map(|i| (i as f32 * 0.173).sin() * 0.3 * (1.0 + (i as f32 * 0.0003).sin()) / 2.0)
-        .collect();
-    report_realtime("voice detection, 60 s of changing audio", SECONDS, || {
-        std::hint::black_box(frame_scores(&changing));
+    let speech = real_speech(SECONDS as usize * 16_000);
+    report_realtime("voice detection, 60 s of real speech", SECONDS, || {
+        std::hint::black_box(frame_scores(&speech));
     });
     group.throughput(Throughput::Elements(u64::from(SECONDS)));
-    group.bench_function("changing_60s_16k", |b| {
-        b.iter(|| frame_scores(std::hint::black_box(&changing)))
+    group.bench_function("real_speech_60s_16k", |b| {
+        b.iter(|| frame_scores(std::hint::black_box(&speech)))
     });
     let silence = vec![0f32; 10 * SECONDS as usize * 16_000];
     report_realtime(
