@@ -1,19 +1,22 @@
 //! Measures how a live turn (a stretch of speech a pause ended: dictation's chunks, realtime
 //! sessions' turns) is best heard: alone, or with the audio of the turns before it in front
-//! (only the segments after the turn's start are kept), against the whole speech as one file.
+//! (only the words after the turn's start are kept), against the whole speech as one file.
 //!
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
-//!     [--window full|FRAMES] [--prompt-previous] [--show] LIST CONTEXT_SECONDS...
+//!     [--window full|FRAMES] [--prompt-previous] [--aligned] [--show] LIST CONTEXT_SECONDS...
 //! ```
 //!
 //! LIST: recordings, one `path<TAB>reference text` a line, joined with `--pause` seconds of
 //! silence into one speech, cut into turns by the live voice activity detection. For each
 //! CONTEXT (seconds of audio before the turn given with it; 0: the turn alone) prints the WER of
 //! the turns' texts joined, the engine seconds, the turns whose segments straddled the turn's
-//! start, and the same for the whole speech as one file. `--prompt-previous` also gives each
-//! turn the text kept for the turn before as the initial prompt; `--show` prints every turn's
+//! start (with `--aligned`: where the words' times and the alignment put the turn's start more
+//! than a word apart), and the same for the whole speech as one file. `--prompt-previous` also gives each
+//! turn the text kept for the turn before as the initial prompt; `--aligned` puts whole turns in
+//! front (those that start within CONTEXT seconds of the turn) and drops the words that say
+//! their kept texts again, aligned word by word rather than by time; `--show` prints every turn's
 //! text. `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted
 //! to it of at least FRAMES encoder frames (default: the server's floor, 250).
 
@@ -40,6 +43,7 @@ fn main() {
     let mut args = Args::from_env();
     let prompt_previous = args.flag("--prompt-previous");
     let show = args.flag("--show");
+    let aligned = args.flag("--aligned");
     let model = args.value("--model", "tiny.en-q8_0");
     let pause: f64 = args
         .value("--pause", "1.5")
@@ -92,9 +96,13 @@ fn main() {
         let started = Instant::now();
         let mut texts = Vec::new();
         let mut straddled = 0;
-        for turn in &turns {
+        for (i, turn) in turns.iter().enumerate() {
             let prompt = prompt_previous.then(|| texts.last().cloned()).flatten();
-            let (text, straddles) = with_context(&engine, &model, &speech, turn, context, prompt);
+            let (text, straddles) = if aligned {
+                with_turns_before(&engine, &model, &speech, &turns, &texts, i, context, prompt)
+            } else {
+                with_context(&engine, &model, &speech, turn, context, prompt)
+            };
             if show {
                 let (start, end) = (turn.start as f64 / RATE, turn.range().end as f64 / RATE);
                 println!("  [{start:.1}-{end:.1}] {text}");
@@ -148,6 +156,93 @@ fn with_context(
         .map(|w| w.word.trim().to_string())
         .collect();
     (kept.join(" "), straddles)
+}
+
+/// The turn heard with the whole turns before it that start within `context` seconds of its
+/// start in front; the words that repeat the texts kept for those turns (aligned word by word,
+/// the fewest edits) are dropped, whatever their times. Also whether the alignment and the
+/// words' times disagreed on where the turn starts (by more than one word).
+#[allow(clippy::too_many_arguments)]
+fn with_turns_before(
+    engine: &WhisperEngine,
+    model: &str,
+    speech: &[f32],
+    turns: &[SpeechChunk],
+    texts: &[String],
+    i: usize,
+    context: f64,
+    prompt: Option<String>,
+) -> (String, bool) {
+    let turn = &turns[i];
+    let earliest = turn.start.saturating_sub((context * RATE) as usize);
+    let first = (0..i)
+        .rev()
+        .take_while(|&j| turns[j].start >= earliest)
+        .last()
+        .unwrap_or(i);
+    if first == i {
+        return with_context(engine, model, speech, turn, 0.0, prompt);
+    }
+    let from = turns[first].start;
+    let boundary = (turn.start - from) as f64 / RATE;
+    let heard = hear(engine, model, &speech[from..turn.range().end], true, prompt);
+    let words: Vec<&verbatim::engine::Word> =
+        heard.segments.iter().flat_map(|s| s.words.iter()).collect();
+    let known: Vec<String> = texts[first..i]
+        .iter()
+        .flat_map(|t| t.split_whitespace())
+        .map(compared)
+        .filter(|w| !w.is_empty())
+        .collect();
+    let hypothesis: Vec<String> = words.iter().map(|w| compared(&w.word)).collect();
+    let by_time = words
+        .iter()
+        .position(|w| (w.start + w.end) / 2.0 >= boundary)
+        .unwrap_or(words.len());
+    let by_text = aligned_prefix(&known, &hypothesis, by_time);
+    let kept: Vec<String> = words[by_text..]
+        .iter()
+        .map(|w| w.word.trim().to_string())
+        .collect();
+    (kept.join(" "), by_text.abs_diff(by_time) > 1)
+}
+
+/// A word as compared: lower-case letters and digits.
+fn compared(word: &str) -> String {
+    word.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// How many of `hypothesis`'s first words say `known` again: the prefix whose edit distance to
+/// `known` is least (empty words cost nothing), the one nearest `near` among equals.
+fn aligned_prefix(known: &[String], hypothesis: &[String], near: usize) -> usize {
+    // row[j]: edits between the known words so far and hypothesis[..j].
+    let mut row: Vec<usize> = (0..=hypothesis.len())
+        .scan(0, |cost, j| {
+            let here = *cost;
+            if j < hypothesis.len() && !hypothesis[j].is_empty() {
+                *cost += 1;
+            }
+            Some(here)
+        })
+        .collect();
+    for (i, word) in known.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for j in 1..=hypothesis.len() {
+            let above = row[j];
+            let empty = hypothesis[j - 1].is_empty();
+            let substitution = diagonal + usize::from(&hypothesis[j - 1] != word);
+            let insertion = row[j - 1] + usize::from(!empty);
+            row[j] = substitution.min(above + 1).min(insertion);
+            diagonal = above;
+        }
+    }
+    (0..=hypothesis.len())
+        .min_by_key(|&j| (row[j], j.abs_diff(near)))
+        .unwrap_or(0)
 }
 
 fn hear(
