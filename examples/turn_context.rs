@@ -13,12 +13,12 @@
 //! CONTEXT (seconds of audio before the turn given with it; 0: the turn alone) prints the WER of
 //! the turns' texts joined, the engine seconds, the turns whose segments straddled the turn's
 //! start (with `--aligned`: where the words' times and the alignment put the turn's start more
-//! than a word apart), and the same for the whole speech as one file. `--prompt-previous` also gives each
-//! turn the text kept for the turn before as the initial prompt; `--aligned` puts whole turns in
-//! front (those that start within CONTEXT seconds of the turn) and drops the words that say
-//! their kept texts again, aligned word by word rather than by time; `--show` prints every turn's
-//! text. `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted
-//! to it of at least FRAMES encoder frames (default: the server's floor, 250).
+//! than a word apart), and the same for the whole speech as one file. `--prompt-previous` also
+//! gives each turn the text kept for the turn before as the initial prompt; `--aligned` puts
+//! whole turns in front (those that start within CONTEXT seconds of the turn) and drops the
+//! words that say their kept texts again, aligned word by word rather than by time; `--show`
+//! prints every turn's text. `--window` hears every chunk through Whisper's `full` 30 s window,
+//! or a window fitted to it of at least FRAMES encoder frames (default: the server's floor, 250).
 
 #[path = "shared/args.rs"]
 mod args;
