@@ -2,16 +2,17 @@
 //! clips placed in silence (so where the speech starts is known): the words spell each segment's
 //! text, lie inside it in order, and start where the speech does; through fitted windows, the
 //! full window, a chunk heard again through a wider window, and accented text on the
-//! multilingual base model. Skipped without VERBATIM_TEST_MODELS.
+//! multilingual base model; audio too short for whisper.cpp's DTW heard without aborting the
+//! process. Skipped without VERBATIM_TEST_MODELS.
 
 #![cfg(feature = "whisper")]
 
 use crate::common;
 
-use common::engine::hear;
+use common::engine::{hear, request};
 use common::{test_models, test_models_with_base};
 use verbatim::engine::whisper::{EncoderWindow, WhisperEngine};
-use verbatim::engine::{EngineOutput, Segment, Task};
+use verbatim::engine::{Engine, EngineOutput, Segment, Task};
 use verbatim_sim::Corpus;
 
 const SAMPLE_RATE: usize = 16_000;
@@ -230,5 +231,35 @@ fn accented_words_come_out_whole_on_the_multilingual_model() {
             "{words:?}"
         );
         assert!(words.iter().all(|w| !w.contains('\u{FFFD}')), "{words:?}");
+    }
+}
+
+/// whisper.cpp aborts the whole process when it aligns words by DTW over 0.14 s of audio or
+/// less (its median filter's assertion): seen on 0.13-0.15 s of a real voice, and on a 12 s
+/// chunk whose first pass left 0.1-0.15 s after its last timestamp. Every such piece of speech
+/// is heard, through a fitted and the full window, and its words lie inside it.
+#[test]
+fn audio_too_short_for_dtw_is_heard_without_aborting() {
+    let Some(models) = test_models() else { return };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
+    let voice = corpus
+        .clip("real-beckett")
+        .expect("a corpus clip")
+        .samples
+        .clone();
+    for start in [1.0, 1.5, 2.0, 3.0] {
+        for seconds in [0.11, 0.13, 0.15, 0.19] {
+            let from = (start * SAMPLE_RATE as f64) as usize;
+            let piece = &voice[from..from + (seconds * SAMPLE_RATE as f64) as usize];
+            for fitted in [true, false] {
+                let mut request = request(piece, false, "en", Task::Transcribe, true);
+                request.trimmed_to_speech = fitted;
+                let output = engine.transcribe("tiny.en", &request).expect("heard");
+                for word in output.segments.iter().flat_map(|s| &s.words) {
+                    assert!(word.end <= seconds + 1e-6, "{seconds} s: {output:?}");
+                }
+            }
+        }
     }
 }

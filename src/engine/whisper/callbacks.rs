@@ -16,12 +16,30 @@ pub(super) struct Watch {
     /// The timestamp token of the chunk's end (whisper's first timestamp token plus one per
     /// 20 ms).
     pub(super) end_timestamp: i32,
+    /// whisper's first timestamp token (`<|0.00|>`).
+    pub(super) first_timestamp: i32,
+    /// The earliest timestamp token that may end a segment: the first timestamp token, or
+    /// [`DTW_MIN_END_STEPS`] after it when the decoders align by DTW.
+    pub(super) earliest_end: i32,
+    /// The decoder samples (a retry at temperature) rather than taking the likeliest token.
+    pub(super) sampled: bool,
 }
+
+/// whisper.cpp aligns a pass's tokens by DTW over the audio up to its last decoded timestamp,
+/// or what is left of the audio if less, through a median filter 7 encoder frames wide, and
+/// aborts the whole process when that is 7 frames or fewer (0.14 s: `filter_width <
+/// a->ne[2]`). So with DTW every pass hears at least this much audio (0.2 s; shorter audio is
+/// heard with silence after it, a shorter rest is not heard) ...
+pub(super) const DTW_MIN_CENTISECONDS: i64 = 20;
+/// ... and no segment ends before this many timestamp steps of 20 ms (0.16 s, 8 encoder
+/// frames) into it.
+pub(super) const DTW_MIN_END_STEPS: i32 = 8;
 
 /// whisper.cpp's logits filter, called before each token is chosen: once the text tokens so
 /// far end in a loop or exceed what the chunk can hold, the decode is made to end at once (the
 /// segment closed at the chunk's end, then the text ended) instead of looping to its limit; the
-/// loop guard then judges the text as usual.
+/// loop guard then judges the text as usual. With DTW, segments are also kept from ending too
+/// early for it ([`keep_segments_from_ending_early`]).
 pub(super) unsafe extern "C" fn stop_loops(
     ctx: *mut whisper_rs::WhisperSysContext,
     _state: *mut whisper_rs::WhisperSysState,
@@ -45,6 +63,7 @@ pub(super) unsafe extern "C" fn stop_loops(
             std::slice::from_raw_parts_mut(logits, n_vocab),
         )
     };
+    keep_segments_from_ending_early(watch, tokens, logits);
     let text: Vec<i32> = tokens
         .iter()
         .map(|t| t.id)
@@ -68,6 +87,57 @@ pub(super) unsafe extern "C" fn stop_loops(
     }
 }
 
+/// With DTW, after text, while no timestamp of the pass reaches [`Watch::earliest_end`]: the
+/// timestamps before it may not end the segment when the decoder would take one of them
+/// (whisper's rule: a timestamp when all of them together are likelier than any other token,
+/// the likeliest timestamp not before the last one), or whenever it samples; so the pass's last
+/// timestamp is never under it. Otherwise nothing is touched, and the decode and its figures
+/// are the same as without DTW.
+fn keep_segments_from_ending_early(
+    watch: &Watch,
+    tokens: &[whisper_rs::WhisperTokenData],
+    logits: &mut [f32],
+) {
+    let first = watch.first_timestamp.max(0) as usize;
+    let earliest = (watch.earliest_end.max(0) as usize).min(logits.len());
+    if earliest <= first || tokens.last().is_none_or(|t| t.id >= watch.eot) {
+        return;
+    }
+    let latest_so_far = tokens
+        .iter()
+        .map(|t| t.id)
+        .filter(|&id| id >= watch.first_timestamp)
+        .max();
+    if latest_so_far.is_some_and(|id| id >= watch.earliest_end) {
+        return;
+    }
+    let allowed = latest_so_far.map_or(first, |id| id as usize);
+    if watch.sampled || takes_an_early_timestamp(logits, first, allowed, earliest) {
+        for logit in &mut logits[first..earliest] {
+            *logit = f32::NEG_INFINITY;
+        }
+    }
+}
+
+/// Whether a greedy decoder takes a timestamp from `allowed..earliest`: the timestamps from
+/// `allowed` on (those from `first`, whisper's first, before it are masked) are together
+/// likelier than every token before `first`, and the likeliest of them is under `earliest`.
+fn takes_an_early_timestamp(logits: &[f32], first: usize, allowed: usize, earliest: usize) -> bool {
+    let (Some(stamps), Some(others)) = (logits.get(allowed..), logits.get(..first)) else {
+        return false;
+    };
+    let Some((likeliest, &top)) = stamps.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))
+    else {
+        return false;
+    };
+    if allowed + likeliest >= earliest || top == f32::NEG_INFINITY {
+        return false;
+    }
+    let together = top + stamps.iter().map(|&l| (l - top).exp()).sum::<f32>().ln();
+    let best_other = others.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    together > best_other
+}
+
 /// whisper.cpp's abort callback: whether the request's cancel flag is set.
 pub(super) unsafe extern "C" fn cancel_requested(flag: *mut c_void) -> bool {
     // SAFETY: `params` hands in a pointer to the request's AtomicBool, alive during the call.
@@ -87,12 +157,51 @@ pub(super) struct TailWatch {
     /// The last decoded segment's end (centiseconds) when the pass over the rest was stopped;
     /// -1: not stopped.
     pub(super) stopped_at: AtomicI64,
+    /// The decoders align tokens by DTW ([`DTW_MIN_CENTISECONDS`]).
+    pub(super) aligned: bool,
+}
+
+/// What becomes of an encoder pass of a `full` call after its first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LaterPass {
+    /// whisper.cpp goes on from its last decoded timestamp.
+    Goes,
+    /// Nothing more of the chunk is heard.
+    Declined,
+    /// Stopped; the engine hears the rest from this moment (centiseconds) itself.
+    HeardApart(i64),
+}
+
+/// Whisper's full window in centiseconds.
+const FULL_WINDOW_CENTISECONDS: i64 = 3_000;
+
+/// What becomes of a pass after the first over a chunk of `length` centiseconds whose last
+/// decoded segment ends at `last_end` (None: none decoded). The rest after that segment is heard
+/// apart (through a window fitted to it); with DTW a rest too short for it is not heard, and
+/// whisper.cpp never goes on by itself, since where its own pass starts is not known here (a
+/// pass it took for silence moves it on without a segment).
+pub(super) fn later_pass(length: i64, last_end: Option<i64>, aligned: bool) -> LaterPass {
+    match last_end {
+        Some(end) if end > 0 && end < length => {
+            if aligned && length - end < DTW_MIN_CENTISECONDS {
+                LaterPass::Declined
+            } else {
+                LaterPass::HeardApart(end)
+            }
+        }
+        _ if !aligned => LaterPass::Goes,
+        // The first pass, through at least the chunk's own length up to 30 s, heard no speech
+        // or heard it to the end.
+        _ if length <= FULL_WINDOW_CENTISECONDS => LaterPass::Declined,
+        Some(end) if end >= length => LaterPass::Declined,
+        _ => LaterPass::HeardApart(FULL_WINDOW_CENTISECONDS),
+    }
 }
 
 /// whisper.cpp's callback before each encoder pass of a `full` call: the first goes ahead; a
 /// later one (the audio after the last decoded timestamp, through a window as wide as the
 /// first) is stopped, its start kept for [`super::run`]'s decode to hear the rest through a
-/// window fitted to it.
+/// window fitted to it ([`later_pass`]).
 pub(super) unsafe extern "C" fn stop_before_the_rest(
     _ctx: *mut whisper_rs::WhisperSysContext,
     state: *mut whisper_rs::WhisperSysState,
@@ -109,16 +218,95 @@ pub(super) unsafe extern "C" fn stop_before_the_rest(
             return true;
         }
         let segments = whisper_rs::whisper_rs_sys::whisper_full_n_segments_from_state(state);
-        if segments <= 0 {
-            return true;
+        let last_end = (segments > 0).then(|| {
+            whisper_rs::whisper_rs_sys::whisper_full_get_segment_t1_from_state(state, segments - 1)
+        });
+        match later_pass(watch.length_centiseconds, last_end, watch.aligned) {
+            LaterPass::Goes => true,
+            LaterPass::Declined => false,
+            LaterPass::HeardApart(from) => {
+                watch.stopped_at.store(from, Ordering::Relaxed);
+                false
+            }
         }
-        let end =
-            whisper_rs::whisper_rs_sys::whisper_full_get_segment_t1_from_state(state, segments - 1);
-        let left = watch.length_centiseconds - end;
-        if end <= 0 || left <= 0 {
-            return true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_early_timestamp_is_taken_only_when_timestamps_win_and_it_is_the_likeliest() {
+        // Tokens 0..4 text, 4.. timestamps; 4..6 too early.
+        let logits = |text: f32, stamps: [f32; 4]| {
+            let mut l = vec![text; 4];
+            l.extend(stamps);
+            l
+        };
+        assert!(takes_an_early_timestamp(
+            &logits(0.0, [5.0, 1.0, 1.0, 1.0]),
+            4,
+            4,
+            6
+        ));
+        // Text is likelier than the timestamps together.
+        assert!(!takes_an_early_timestamp(
+            &logits(6.0, [5.0, 1.0, 1.0, 1.0]),
+            4,
+            4,
+            6
+        ));
+        // The likeliest timestamp ends late enough.
+        assert!(!takes_an_early_timestamp(
+            &logits(0.0, [1.0, 1.0, 5.0, 1.0]),
+            4,
+            4,
+            6
+        ));
+        // Timestamps before the last one are masked: the likeliest left is late enough.
+        assert!(!takes_an_early_timestamp(
+            &logits(0.0, [5.0, 1.0, 3.0, 1.0]),
+            4,
+            5,
+            6
+        ));
+        // Together they beat text though none alone does.
+        assert!(takes_an_early_timestamp(
+            &logits(2.0, [1.9, 1.8, 1.0, 1.0]),
+            4,
+            4,
+            6
+        ));
+    }
+
+    #[test]
+    fn a_rest_after_the_last_segment_is_heard_apart_unless_too_short_for_dtw() {
+        assert_eq!(
+            later_pass(1_200, Some(1_185), false),
+            LaterPass::HeardApart(1_185)
+        );
+        assert_eq!(later_pass(1_200, Some(1_185), true), LaterPass::Declined);
+        assert_eq!(
+            later_pass(1_200, Some(1_180), true),
+            LaterPass::HeardApart(1_180)
+        );
+        assert_eq!(
+            later_pass(1_200, Some(600), true),
+            LaterPass::HeardApart(600)
+        );
+    }
+
+    #[test]
+    fn with_dtw_whisper_never_goes_on_by_itself() {
+        // Nothing decoded, or decoded to the end: whisper.cpp would go on from where its own
+        // pass is, which may leave it too little audio.
+        for last_end in [None, Some(0), Some(1_200), Some(1_300)] {
+            assert_eq!(later_pass(1_200, last_end, false), LaterPass::Goes);
+            assert_eq!(later_pass(1_200, last_end, true), LaterPass::Declined);
         }
-        watch.stopped_at.store(end, Ordering::Relaxed);
-        false
+        // Longer than one window: the rest after it is heard apart.
+        assert_eq!(later_pass(4_000, None, true), LaterPass::HeardApart(3_000));
+        assert_eq!(later_pass(4_000, Some(4_000), true), LaterPass::Declined);
     }
 }

@@ -16,11 +16,14 @@ use super::lock;
 pub(super) struct Decoders {
     pub context: WhisperContext,
     pub idle: Mutex<Vec<WhisperState>>,
+    /// Whether the context aligns tokens by DTW (see [`super::callbacks::DTW_MIN_CENTISECONDS`]).
+    pub aligns: bool,
 }
 
 impl Decoders {
     /// `path`'s model, aligning tokens by DTW with the alignment heads `dtw` when given.
     pub fn load(path: &Path, dtw: Option<DtwModelPreset>) -> Result<Decoders, EngineError> {
+        let aligns = dtw.is_some();
         let mut params = WhisperContextParameters::default();
         // Flash attention stays off: whisper.cpp cannot align tokens by DTW with it.
         params.flash_attn(false);
@@ -38,6 +41,7 @@ impl Decoders {
         Ok(Decoders {
             context,
             idle: Mutex::new(Vec::new()),
+            aligns,
         })
     }
 

@@ -287,6 +287,7 @@ impl Engine for WhisperEngine {
                 self.recovery.clone()
             },
             first_timestamp: decoders.context.token_beg(),
+            aligned: decoders.aligns,
             reading: tokens::Reading {
                 first_special: decoders.context.token_eot(),
                 temperature: run::TEMPERATURE,

@@ -13,8 +13,8 @@ use super::super::guard;
 use super::super::words::{shorten_words_at_pauses, start_words_at_speech};
 use super::super::{EngineError, EngineRequest, Segment, Task};
 use super::callbacks::{
-    SAMPLES_PER_CENTISECOND, SHORT_TAIL_CENTISECONDS, TailWatch, Watch, cancel_requested,
-    stop_before_the_rest, stop_loops,
+    DTW_MIN_CENTISECONDS, DTW_MIN_END_STEPS, SAMPLES_PER_CENTISECOND, SHORT_TAIL_CENTISECONDS,
+    TailWatch, Watch, cancel_requested, stop_before_the_rest, stop_loops,
 };
 use super::context::Decoders;
 use super::recovery::{Attempt, Recovery, Verdict};
@@ -49,6 +49,9 @@ pub(super) struct Settings {
     pub reading: Reading,
     /// whisper's first timestamp token (`<|0.00|>`).
     pub first_timestamp: i32,
+    /// The decoders align tokens by DTW: no pass may hear too little audio for it
+    /// ([`DTW_MIN_CENTISECONDS`]).
+    pub aligned: bool,
 }
 
 /// What a request cost besides its first pass over each chunk.
@@ -221,9 +224,11 @@ fn transcribe_chunk(
 
 /// One whisper.cpp pass over a chunk. whisper.cpp goes on from the last timestamp it decoded
 /// when that falls short of the chunk's end, with another encoder pass as wide as the first;
-/// when the window was fitted, that pass is stopped and the rest is heard here through a window
-/// fitted to it, with the text so far as the prompt as whisper.cpp would (none for a rest under
-/// [`SHORT_TAIL_CENTISECONDS`], as whisper.cpp hears a short tail).
+/// that pass is stopped and the rest is heard here through a window fitted to it (the full one
+/// when the chunk's was), with the text so far as the prompt as whisper.cpp would (none for a
+/// rest under [`SHORT_TAIL_CENTISECONDS`], as whisper.cpp hears a short tail). So a request
+/// whose words are timed by DTW is heard as one without words (see
+/// [`super::callbacks::later_pass`] for what DTW cannot hear).
 fn decode(
     state: &mut WhisperState,
     request: &EngineRequest<'_>,
@@ -236,27 +241,32 @@ fn decode(
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
-    let seconds = chunk.samples.len() as f64 / SAMPLE_RATE;
+    // With DTW, audio too short for its filter is heard with silence after it.
+    let padded = padded_for_dtw(chunk.samples, settings.aligned);
+    let samples: &[f32] = &padded;
+    let seconds = samples.len() as f64 / SAMPLE_RATE;
     let watch = Watch {
         max_tokens: guard::max_tokens(seconds),
         eot: settings.reading.first_special,
         end_timestamp: settings.first_timestamp
             + ((seconds * 50.0).ceil() as i32).min(FULL_WINDOW_FRAMES as i32),
+        first_timestamp: settings.first_timestamp,
+        earliest_end: settings.first_timestamp + DTW_MIN_END_STEPS * i32::from(settings.aligned),
+        sampled: attempt.sampled,
     };
     let tail = TailWatch {
         length_centiseconds: (seconds * 100.0) as i64,
         passes: AtomicUsize::new(0),
         stopped_at: AtomicI64::new(-1),
+        aligned: settings.aligned,
     };
     let mut params = params(request, prompt, chunk, attempt, &watch, settings);
-    if attempt.window.is_some() {
-        // SAFETY: `tail` outlives the call to `full`, which is the only user of the pointer.
-        unsafe {
-            params.set_start_encoder_callback(Some(stop_before_the_rest));
-            params.set_start_encoder_callback_user_data(&tail as *const TailWatch as *mut c_void);
-        }
+    // SAFETY: `tail` outlives the call to `full`, which is the only user of the pointer.
+    unsafe {
+        params.set_start_encoder_callback(Some(stop_before_the_rest));
+        params.set_start_encoder_callback_user_data(&tail as *const TailWatch as *mut c_void);
     }
-    let heard = state.full(params, chunk.samples);
+    let heard = state.full(params, samples);
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
@@ -279,17 +289,23 @@ fn decode(
             segments.push(read);
         }
     }
+    if samples.len() > chunk.samples.len() {
+        segments = in_timeline(segments, &(0..chunk.samples.len())).collect();
+    }
     if settings.reading.words {
         start_words_at_speech(&mut segments, chunk.samples);
         shorten_words_at_pauses(&mut segments);
     }
     let stopped_at = tail.stopped_at.load(Ordering::Relaxed);
     if stopped_at > 0 {
-        let start = (stopped_at as usize * SAMPLES_PER_CENTISECOND).min(chunk.samples.len());
-        let rest = &chunk.samples[start..];
+        let start = (stopped_at as usize * SAMPLES_PER_CENTISECOND).min(samples.len());
+        let rest = &samples[start..];
         let rest_seconds = rest.len() as f64 / SAMPLE_RATE;
         let tail_attempt = Attempt {
-            window: settings.window.frames_for(rest_seconds),
+            // A pass through the full window hears its rest through the full window too.
+            window: attempt
+                .window
+                .and_then(|_| settings.window.frames_for(rest_seconds)),
             ..*attempt
         };
         let tail_chunk = Chunk {
@@ -316,9 +332,21 @@ fn decode(
             settings,
             retries,
         )?;
-        segments.extend(in_timeline(heard, &(start..chunk.samples.len())));
+        segments.extend(in_timeline(heard, &(start..samples.len())));
     }
     Ok(segments)
+}
+
+/// `samples`, with silence after them up to [`DTW_MIN_CENTISECONDS`] when the decoders align by
+/// DTW.
+fn padded_for_dtw(samples: &[f32], aligned: bool) -> std::borrow::Cow<'_, [f32]> {
+    let least = DTW_MIN_CENTISECONDS as usize * SAMPLES_PER_CENTISECOND;
+    if !aligned || samples.len() >= least || samples.is_empty() {
+        return std::borrow::Cow::Borrowed(samples);
+    }
+    let mut padded = samples.to_vec();
+    padded.resize(least, 0.0);
+    std::borrow::Cow::Owned(padded)
 }
 
 /// A chunk's segments moved from its own timeline to the request's, and kept inside the chunk.
@@ -353,6 +381,18 @@ fn is_non_speech_marker(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn audio_too_short_for_dtw_is_padded_with_silence_only_with_dtw() {
+        let short = vec![0.5; 2_000];
+        assert_eq!(padded_for_dtw(&short, false).len(), 2_000);
+        let padded = padded_for_dtw(&short, true);
+        assert_eq!(padded.len(), 3_200);
+        assert_eq!(&padded[..2_000], &short[..]);
+        assert!(padded[2_000..].iter().all(|&s| s == 0.0));
+        assert_eq!(padded_for_dtw(&[0.5; 4_000], true).len(), 4_000);
+        assert!(padded_for_dtw(&[], true).is_empty());
+    }
 
     #[test]
     fn bracketed_markers_are_not_speech() {
