@@ -1,11 +1,12 @@
 //! Measures how a live turn (a stretch of speech a pause ended: dictation's chunks, realtime
-//! sessions' turns) is best heard: alone, or with the audio of the turns before it in front
-//! (only the words after the turn's start are kept), against the whole speech as one file.
+//! sessions' turns) is best heard: alone, or with the audio around it (only the words said
+//! within the turn are kept), against the whole speech as one file.
 //!
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
-//!     [--window full|FRAMES] [--prompt-previous] [--aligned] [--show] LIST CONTEXT_SECONDS...
+//!     [--window full|FRAMES] [--after SECONDS] [--prompt-previous] [--aligned] [--choose] \
+//!     [--show] LIST CONTEXT_SECONDS...
 //! ```
 //!
 //! LIST: recordings, one `path<TAB>reference text` a line, joined with `--pause` seconds of
@@ -13,12 +14,16 @@
 //! CONTEXT (seconds of audio before the turn given with it; 0: the turn alone) prints the WER of
 //! the turns' texts joined, the engine seconds, the turns whose segments straddled the turn's
 //! start (with `--aligned`: where the words' times and the alignment put the turn's start more
-//! than a word apart), and the same for the whole speech as one file. `--prompt-previous` also
-//! gives each turn the text kept for the turn before as the initial prompt; `--aligned` puts
-//! whole turns in front (those that start within CONTEXT seconds of the turn) and drops the
-//! words that say their kept texts again, aligned word by word rather than by time; `--show`
-//! prints every turn's text. `--window` hears every chunk through Whisper's `full` 30 s window,
-//! or a window fitted to it of at least FRAMES encoder frames (default: the server's floor, 250).
+//! than a word apart), and the same for the whole speech as one file. `--after` also gives each
+//! turn that many seconds of the audio after it (what a live turn cannot have: it is committed
+//! at its pause), its words dropped by their times. `--prompt-previous` also gives each turn the
+//! text kept for the turn before as the initial prompt; `--aligned` puts whole turns in front
+//! (those that start within CONTEXT seconds of the turn) and drops the words that say their kept
+//! texts again, aligned word by word rather than by time; `--choose` hears each turn alone and
+//! with the turn before's text as the prompt and keeps the likelier decode (CONTEXT is then not
+//! used); `--show` prints every turn's text. `--window` hears every chunk through Whisper's
+//! `full` 30 s window, or a window fitted to it of at least FRAMES encoder frames (default: the
+//! server's floor, 250).
 
 #[path = "shared/args.rs"]
 mod args;
@@ -29,6 +34,7 @@ use std::time::Instant;
 use verbatim::audio::decode;
 use verbatim::audio::vad::chunks::Limits;
 use verbatim::audio::vad::{Chunker, SpeechChunk};
+use verbatim::engine::guard::avg_logprob;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::{DEFAULT_FLOOR_FRAMES, EncoderWindow, WhisperEngine};
 use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice};
@@ -44,6 +50,8 @@ fn main() {
     let prompt_previous = args.flag("--prompt-previous");
     let show = args.flag("--show");
     let aligned = args.flag("--aligned");
+    let choose = args.flag("--choose");
+    let after: f64 = args.value("--after", "0").parse().expect("--after seconds");
     let model = args.value("--model", "tiny.en-q8_0");
     let pause: f64 = args
         .value("--pause", "1.5")
@@ -98,10 +106,19 @@ fn main() {
         let mut straddled = 0;
         for (i, turn) in turns.iter().enumerate() {
             let prompt = prompt_previous.then(|| texts.last().cloned()).flatten();
-            let (text, straddles) = if aligned {
+            let (text, straddles) = if choose {
+                (
+                    surer(&engine, &model, &speech[turn.range()], texts.last(), show),
+                    false,
+                )
+            } else if aligned {
                 with_turns_before(&engine, &model, &speech, &turns, &texts, i, context, prompt)
             } else {
-                with_context(&engine, &model, &speech, turn, context, prompt)
+                let heard = Around {
+                    before: context,
+                    after,
+                };
+                with_context(&engine, &model, &speech, turn, heard, prompt)
             };
             if show {
                 let (start, end) = (turn.start as f64 / RATE, turn.range().end as f64 / RATE);
@@ -120,30 +137,33 @@ fn main() {
     }
 }
 
-/// The turn heard with up to `context` seconds of the audio before it; the segments that end
-/// before the turn's start (by their midpoint) are dropped. Also whether a segment straddled
-/// the start.
+/// How much of the speech around a turn it is heard with (seconds).
+#[derive(Clone, Copy, Default)]
+struct Around {
+    before: f64,
+    after: f64,
+}
+
+/// The turn heard with up to `around.before` seconds of the audio before it and
+/// `around.after` after it; only the words said within the turn (by their midpoints) are kept.
+/// Also whether a segment straddled the turn's start.
 fn with_context(
     engine: &WhisperEngine,
     model: &str,
     speech: &[f32],
     turn: &SpeechChunk,
-    context: f64,
+    around: Around,
     prompt: Option<String>,
 ) -> (String, bool) {
-    let from = turn.start.saturating_sub((context * RATE) as usize);
-    let boundary = (turn.start - from) as f64 / RATE;
-    if from == turn.start {
-        let heard = hear(
-            engine,
-            model,
-            &speech[from..turn.range().end],
-            false,
-            prompt,
-        );
+    let from = turn.start.saturating_sub((around.before * RATE) as usize);
+    let to = (turn.range().end + (around.after * RATE) as usize).min(speech.len());
+    if from == turn.start && to == turn.range().end {
+        let heard = hear(engine, model, &speech[from..to], false, prompt);
         return (heard.text.trim().to_string(), false);
     }
-    let heard = hear(engine, model, &speech[from..turn.range().end], true, prompt);
+    let boundary = (turn.start - from) as f64 / RATE;
+    let end = (turn.range().end - from) as f64 / RATE;
+    let heard = hear(engine, model, &speech[from..to], true, prompt);
     let mut straddles = false;
     let kept: Vec<String> = heard
         .segments
@@ -152,10 +172,33 @@ fn with_context(
             straddles |= s.start < boundary - 0.3 && s.end > boundary + 0.3;
             s.words.iter()
         })
-        .filter(|w| (w.start + w.end) / 2.0 >= boundary)
+        .filter(|w| (boundary..end).contains(&((w.start + w.end) / 2.0)))
         .map(|w| w.word.trim().to_string())
         .collect();
     (kept.join(" "), straddles)
+}
+
+/// The turn heard alone and with the text kept for the turn before as its prompt: the text of
+/// the decode whose tokens are likelier (mean log-probability), alone when it ties.
+fn surer(
+    engine: &WhisperEngine,
+    model: &str,
+    samples: &[f32],
+    previous: Option<&String>,
+    show: bool,
+) -> String {
+    let alone = hear(engine, model, samples, false, None);
+    let Some(previous) = previous.filter(|p| !p.trim().is_empty()) else {
+        return alone.text.trim().to_string();
+    };
+    let prompted = hear(engine, model, samples, false, Some(previous.clone()));
+    let score = |heard: &EngineOutput| avg_logprob(&heard.segments).unwrap_or(f64::NEG_INFINITY);
+    let (a, p) = (score(&alone), score(&prompted));
+    if show && alone.text.trim() != prompted.text.trim() {
+        println!("    alone    {a:6.3} {}", alone.text.trim());
+        println!("    prompted {p:6.3} {}", prompted.text.trim());
+    }
+    if p > a { prompted } else { alone }.text.trim().to_string()
 }
 
 /// The turn heard with the whole turns before it that start within `context` seconds of its
@@ -181,7 +224,7 @@ fn with_turns_before(
         .last()
         .unwrap_or(i);
     if first == i {
-        return with_context(engine, model, speech, turn, 0.0, prompt);
+        return with_context(engine, model, speech, turn, Around::default(), prompt);
     }
     let from = turns[first].start;
     let boundary = (turn.start - from) as f64 / RATE;
