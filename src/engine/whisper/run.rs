@@ -193,9 +193,34 @@ fn params<'a>(
     // Times for each token (cheap; DTW's, when the context aligns, come on top).
     params.set_token_timestamps(settings.reading.words);
     if let Some(prompt) = prompt.filter(|p| !p.trim().is_empty()) {
-        params.set_initial_prompt(prompt);
+        params.set_initial_prompt(prompt_tail(prompt));
     }
     params
+}
+
+/// The most of a prompt whisper.cpp is handed: its first try at tokenizing holds 1,024 tokens
+/// (a longer prompt is tokenized again, with an error in its log, for every pass), and a token
+/// is at least a byte. It keeps only the last 224 tokens anyway; English averages about 4 bytes
+/// a token.
+const PROMPT_TAIL_BYTES: usize = 1_024;
+
+/// The end of `prompt` that whisper.cpp is handed: at most [`PROMPT_TAIL_BYTES`], from the
+/// first word that starts within them.
+fn prompt_tail(prompt: &str) -> &str {
+    if prompt.len() <= PROMPT_TAIL_BYTES {
+        return prompt;
+    }
+    let mut start = prompt.len() - PROMPT_TAIL_BYTES;
+    while !prompt.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &prompt[start..];
+    match tail.find(char::is_whitespace) {
+        Some(space) if !prompt[..start].ends_with(char::is_whitespace) => {
+            tail[space..].trim_start()
+        }
+        _ => tail.trim_start(),
+    }
 }
 
 /// What whisper heard in one chunk: its segments, timed from the chunk's start.
@@ -392,6 +417,24 @@ mod tests {
         assert!(padded[2_000..].iter().all(|&s| s == 0.0));
         assert_eq!(padded_for_dtw(&[0.5; 4_000], true).len(), 4_000);
         assert!(padded_for_dtw(&[], true).is_empty());
+    }
+
+    #[test]
+    fn a_long_prompt_is_cut_to_its_last_words_within_the_bytes_whisper_takes_at_once() {
+        assert_eq!(prompt_tail("Kubernetes, Verbatim"), "Kubernetes, Verbatim");
+        let long = "word ".repeat(400) + "Kubernetes Verbatim";
+        let tail = prompt_tail(&long);
+        assert!(tail.len() <= PROMPT_TAIL_BYTES, "{}", tail.len());
+        assert!(tail.starts_with("word ") && tail.ends_with("Kubernetes Verbatim"));
+        // Not cut inside a character or a word.
+        let wide = "明天 ".repeat(300);
+        let tail = prompt_tail(&wide);
+        assert!(
+            tail.len() <= PROMPT_TAIL_BYTES && tail.starts_with("明天"),
+            "{tail:?}"
+        );
+        // One word longer than the limit: its end.
+        assert!(prompt_tail(&"x".repeat(5_000)).len() == PROMPT_TAIL_BYTES);
     }
 
     #[test]
