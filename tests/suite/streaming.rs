@@ -181,7 +181,10 @@ fn a_client_that_leaves_stops_its_inference_and_frees_the_engine() {
         started.elapsed()
     );
     assert_eq!(status, 200, "{body}");
-    assert!(waited < 8_000.0, "waited {waited} ms for the engine");
+    // The rest of the long transcription is over eighteen seconds of inference on an idle
+    // machine. The pass it was in stops at its next step; with the other tests' engines on the
+    // same two cores (an AVX2 machine) the wait was up to 10.7 s, still well under the rest.
+    assert!(waited < 15_000.0, "waited {waited} ms for the engine");
 
     // And nothing runs on: the server goes idle.
     std::thread::sleep(Duration::from_millis(300));
