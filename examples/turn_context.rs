@@ -5,25 +5,28 @@
 //! ```text
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
-//!     [--window full|FRAMES] [--after SECONDS] [--prompt-previous] [--aligned] [--choose] \
-//!     [--show] LIST CONTEXT_SECONDS...
+//!     [--window full|FRAMES] [--after SECONDS] [--prompt-previous | --prompt-so-far] \
+//!     [--guard-repeats] [--aligned] [--choose] [--show] LIST CONTEXT_SECONDS...
 //! ```
 //!
-//! LIST: recordings, one `path<TAB>reference text` a line, joined with `--pause` seconds of
-//! silence into one speech, cut into turns by the live voice activity detection. For each
-//! CONTEXT (seconds of audio before the turn given with it; 0: the turn alone) prints the WER of
-//! the turns' texts joined, the engine seconds, the turns whose segments straddled the turn's
-//! start (with `--aligned`: where the words' times and the alignment put the turn's start more
-//! than a word apart), and the same for the whole speech as one file. `--after` also gives each
-//! turn that many seconds of the audio after it (what a live turn cannot have: it is committed
-//! at its pause), its words dropped by their times. `--prompt-previous` also gives each turn the
-//! text kept for the turn before as the initial prompt; `--aligned` puts whole turns in front
-//! (those that start within CONTEXT seconds of the turn) and drops the words that say their kept
-//! texts again, aligned word by word rather than by time; `--choose` hears each turn alone and
-//! with the turn before's text as the prompt and keeps the likelier decode (CONTEXT is then not
-//! used); `--show` prints every turn's text. `--window` hears every chunk through Whisper's
-//! `full` 30 s window, or a window fitted to it of at least FRAMES encoder frames (default: the
-//! server's floor, 250).
+//! LIST: recordings, one `path<TAB>reference text` a line, joined with `--pause` seconds of silence
+//! into one speech, cut into turns by the live voice activity detection. For each CONTEXT (seconds
+//! of audio before the turn given with it; 0: the turn alone) prints the WER of the turns' texts
+//! joined, the engine seconds, the turns whose segments straddled the turn's start (with
+//! `--aligned`: where the words' times and the alignment put the turn's start more than a word
+//! apart), and the same for the whole speech as one file. `--after` also gives each turn that many
+//! seconds of the audio after it (what a live turn cannot have: it is committed at its pause), its
+//! words dropped by their times. `--prompt-previous` also gives each turn the text kept for the
+//! turn before as the initial prompt, `--prompt-so-far` every text kept so far (the engine hands
+//! whisper its last 1,024 bytes); `--guard-repeats` hears a prompted turn whose text says a phrase
+//! twice in a row again alone, and keeps the text that does so less often (CONTEXT is then not
+//! used); `--aligned` puts whole turns in front (those that start within CONTEXT seconds of the
+//! turn) and drops the words that say their kept texts again, aligned word by word rather than by
+//! time; `--choose` hears each turn alone and with the turn before's text as the prompt and keeps
+//! the likelier decode (CONTEXT is then not used); `--show` prints every turn's text and the
+//! seconds it took. `RUST_LOG=verbatim=debug` shows every attempt the loop guard rejects.
+//! `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted to it of
+//! at least FRAMES encoder frames (default: the server's floor, 250).
 
 #[path = "shared/args.rs"]
 mod args;
@@ -46,8 +49,14 @@ use args::Args;
 const RATE: f64 = 16_000.0;
 
 fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let mut args = Args::from_env();
     let prompt_previous = args.flag("--prompt-previous");
+    let prompt_so_far = args.flag("--prompt-so-far");
+    let guard_repeats = args.flag("--guard-repeats");
     let show = args.flag("--show");
     let aligned = args.flag("--aligned");
     let choose = args.flag("--choose");
@@ -105,8 +114,31 @@ fn main() {
         let mut texts = Vec::new();
         let mut straddled = 0;
         for (i, turn) in turns.iter().enumerate() {
-            let prompt = prompt_previous.then(|| texts.last().cloned()).flatten();
-            let (text, straddles) = if choose {
+            let turn_started = Instant::now();
+            let prompt = if prompt_so_far {
+                Some(texts.join(" ")).filter(|t| !t.trim().is_empty())
+            } else {
+                prompt_previous.then(|| texts.last().cloned()).flatten()
+            };
+            let (text, straddles) = if guard_repeats && prompt.is_some() {
+                let samples = &speech[turn.range()];
+                let prompted = hear(&engine, &model, samples, false, prompt).text;
+                let prompted = prompted.trim().to_string();
+                if repeats(&prompted) == 0 {
+                    (prompted, false)
+                } else {
+                    let alone = hear(&engine, &model, samples, false, None).text;
+                    let alone = alone.trim().to_string();
+                    if show {
+                        println!("    prompted {prompted}\n    alone    {alone}");
+                    }
+                    if repeats(&prompted) > repeats(&alone) {
+                        (alone, false)
+                    } else {
+                        (prompted, false)
+                    }
+                }
+            } else if choose {
                 (
                     surer(&engine, &model, &speech[turn.range()], texts.last(), show),
                     false,
@@ -122,7 +154,8 @@ fn main() {
             };
             if show {
                 let (start, end) = (turn.start as f64 / RATE, turn.range().end as f64 / RATE);
-                println!("  [{start:.1}-{end:.1}] {text}");
+                let took = turn_started.elapsed().as_secs_f64();
+                println!("  [{start:.1}-{end:.1}] {took:.2} s {text}");
             }
             texts.push(text);
             straddled += usize::from(straddles);
@@ -248,6 +281,22 @@ fn with_turns_before(
         .map(|w| w.word.trim().to_string())
         .collect();
     (kept.join(" "), by_text.abs_diff(by_time) > 1)
+}
+
+/// How many times a phrase of 1 to 8 words follows itself at once ("try again try again").
+fn repeats(text: &str) -> usize {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(compared)
+        .filter(|w| !w.is_empty())
+        .collect();
+    (1..=8)
+        .map(|n| {
+            (0..words.len().saturating_sub(2 * n - 1))
+                .filter(|&i| words[i..i + n] == words[i + n..i + 2 * n])
+                .count()
+        })
+        .sum()
 }
 
 /// A word as compared: lower-case letters and digits.
