@@ -120,24 +120,9 @@ fn main() {
             } else {
                 prompt_previous.then(|| texts.last().cloned()).flatten()
             };
-            let (text, straddles) = if guard_repeats && prompt.is_some() {
+            let (text, straddles) = if let Some(prompt) = prompt.clone().filter(|_| guard_repeats) {
                 let samples = &speech[turn.range()];
-                let prompted = hear(&engine, &model, samples, false, prompt).text;
-                let prompted = prompted.trim().to_string();
-                if repeats(&prompted) == 0 {
-                    (prompted, false)
-                } else {
-                    let alone = hear(&engine, &model, samples, false, None).text;
-                    let alone = alone.trim().to_string();
-                    if show {
-                        println!("    prompted {prompted}\n    alone    {alone}");
-                    }
-                    if repeats(&prompted) > repeats(&alone) {
-                        (alone, false)
-                    } else {
-                        (prompted, false)
-                    }
-                }
+                (fewer_repeats(&engine, &model, samples, prompt, show), false)
             } else if choose {
                 (
                     surer(&engine, &model, &speech[turn.range()], texts.last(), show),
@@ -281,6 +266,35 @@ fn with_turns_before(
         .map(|w| w.word.trim().to_string())
         .collect();
     (kept.join(" "), by_text.abs_diff(by_time) > 1)
+}
+
+/// The turn heard with `prompt`; when that text says a phrase twice in a row, heard alone too,
+/// and the text that does so less often kept (the prompted one when they tie).
+fn fewer_repeats(
+    engine: &WhisperEngine,
+    model: &str,
+    samples: &[f32],
+    prompt: String,
+    show: bool,
+) -> String {
+    let prompted = hear(engine, model, samples, false, Some(prompt)).text;
+    let prompted = prompted.trim().to_string();
+    let said_again = repeats(&prompted);
+    if said_again == 0 {
+        return prompted;
+    }
+    let alone = hear(engine, model, samples, false, None)
+        .text
+        .trim()
+        .to_string();
+    if show {
+        println!("    prompted {prompted}\n    alone    {alone}");
+    }
+    if said_again > repeats(&alone) {
+        alone
+    } else {
+        prompted
+    }
 }
 
 /// How many times a phrase of 1 to 8 words follows itself at once ("try again try again").

@@ -12,9 +12,10 @@
 //! itself. A live chunk's prompt is the request's alone: carrying the text heard so far made
 //! tiny.en say the prompt's last sentence again (`scripts/bench-dictation`: 33.9 % word errors
 //! instead of 17.0 % on the corpus's real recordings, 69.1 % instead of 13.2 % on held-out
-//! read speech); with today's loop guard it still costs base 4–5 of the corpus's 224 words
-//! and gains tiny.en one of the held-out 89 for about twice the engine time
-//! (`docs/performance.md`, "The committed text as the prompt, again").
+//! read speech); with today's loop guard it still costs the corpus's 224 words 6–10 more
+//! errors with tiny.en (but for a rule against repeats) and 9–11 with base, gains one of the
+//! held-out 89, and about doubles the engine time (`docs/performance.md`, "The committed text
+//! as the prompt, again").
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
