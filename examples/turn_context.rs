@@ -23,8 +23,8 @@
 //! used); `--aligned` puts whole turns in front (those that start within CONTEXT seconds of the
 //! turn) and drops the words that say their kept texts again, aligned word by word rather than by
 //! time; `--choose` hears each turn alone and with the turn before's text as the prompt and keeps
-//! the likelier decode (CONTEXT is then not used); `--show` prints every turn's text and the
-//! seconds it took. `RUST_LOG=verbatim=debug` shows every attempt the loop guard rejects.
+//! the likelier decode (CONTEXT is then not used); `--show` prints the one file's text, and every
+//! turn's text and the seconds it took. `RUST_LOG=verbatim=debug` shows every attempt the loop guard rejects.
 //! `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted to it of
 //! at least FRAMES encoder frames (default: the server's floor, 250).
 
@@ -108,6 +108,9 @@ fn main() {
         .map(|c| hear(&engine, &model, &c.samples, false, None).text)
         .collect();
     report("one file", &reference, &file_text.join(" "), started, 0);
+    if show {
+        println!("  one file: {}", file_text.join(" "));
+    }
 
     for context in contexts {
         let started = Instant::now();
@@ -377,7 +380,7 @@ fn hear(
 fn report(name: &str, reference: &str, heard: &str, started: Instant, straddled: usize) {
     let (errors, words) = word_errors(&normalize_numbers(reference), &normalize_numbers(heard));
     println!(
-        "{name:<22} WER {:5.1} %  engine {:6.2} s  straddled {straddled}",
+        "{name:<22} WER {:5.1} % ({errors:>4} of {words:>4} words)  engine {:6.2} s  straddled {straddled}",
         100.0 * errors as f64 / words.max(1) as f64,
         started.elapsed().as_secs_f64()
     );

@@ -237,10 +237,15 @@ pub fn repetition(text: &str) -> Option<Repetition> {
         for i in period..n {
             if chars[i] == chars[i - period] {
                 run += 1;
-                let occurrences = (run + period) / period;
+                let start = i + 1 - run - period;
+                let pattern = &chars[start..start + period];
+                // An occurrence missing only its marks (the last one, without the space or
+                // comma the others have before the next) is said in full.
+                let partial = run % period;
+                let said_in_full =
+                    partial > 0 && pattern[partial..].iter().all(|c| !c.is_alphanumeric());
+                let occurrences = (run + period) / period + usize::from(said_in_full);
                 if occurrences >= needed {
-                    let start = i + 1 - run - period;
-                    let pattern = &chars[start..start + period];
                     // Punctuation in one run is no speech loop ("..."); marks standing
                     // apart over and over (`" " " "`) are.
                     let apart_marks = pattern.contains(&' ') && pattern.iter().any(|c| *c != ' ');
@@ -498,6 +503,18 @@ mod tests {
             ("5 5 5 5 5 5 5 5", "5"),
             ("Yes, yes, yes, yes", "Yes"),
             ("I said go on go on go on", "I said go on"),
+            // A phrase three times, the last without the space the others have after them
+            // (tiny.en, a 3 s prompt of a phone menu).
+            (
+                "Press \"4\" for the previous message. Press \"4\" for the previous message. \
+                 Press \"4\" for the previous message.",
+                "Press \"4\" for the previous message.",
+            ),
+            (
+                "I'm sorry, that number is not valid, I'm sorry, that number is not valid, \
+                 I'm sorry, that number is not valid",
+                "I'm sorry, that number is not valid",
+            ),
             (
                 "\" Unless to be rather selfish. \" \" \" \" \" \" \" \"",
                 "\" Unless to be rather selfish. \"",
@@ -528,6 +545,8 @@ mod tests {
             "no no, I said the red one, the red one",
             "It was the best of times, it was the worst of times.",
             "one one one",
+            "Go, go, go!",
+            "Do you hear me? Yes. Do you hear me? Yes.",
             "Call 555-0100... or 555-0199.",
             "Ha ha ha, that's a good one.",
             "He sold 1,000,000 units in 2024.",
