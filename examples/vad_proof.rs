@@ -1,6 +1,7 @@
 //! How long each stretch of sound takes to prove itself speech to the voice activity detection,
 //! for several scores a frame must reach to count as confident (files use 0.9, live audio 0.85;
-//! a region is speech once 15 of its frames are voiced and 8 confident).
+//! a region is speech once 15 of its frames are voiced and 8 confident, or once its loudness
+//! spreads like syllables, whatever the score).
 //!
 //! ```text
 //! cargo run --release --example vad_proof -- [--lead FILE] [--confident 0.9,0.85,0.8] FILE...
@@ -16,7 +17,7 @@
 use std::path::Path;
 
 use verbatim::audio::decode;
-use verbatim::audio::vad::{FRAME, RegionTracker, SAMPLE_RATE, frame_scores};
+use verbatim::audio::vad::{FRAME, Frame, RegionTracker, SAMPLE_RATE, frame_scores};
 
 /// A frame scoring at least this opens a region and counts as voiced (the default threshold).
 const ENTER: f32 = 0.5;
@@ -111,9 +112,10 @@ impl Region {
     }
 }
 
-/// The regions of `frames` (scores), with one tracker per confidence score: they open and close
-/// the same regions, and differ only in when they call one speech.
-fn proofs(frames: &[f32], scores: &[f32]) -> Vec<Region> {
+/// The regions of `frames`, with one tracker per confidence score: they open and close the same
+/// regions, and differ only in when they call one speech (by its confident frames, or by how
+/// its loudness spreads, which is the same for every score).
+fn proofs(frames: &[Frame], scores: &[f32]) -> Vec<Region> {
     let mut trackers: Vec<RegionTracker> = scores
         .iter()
         .map(|&score| RegionTracker::with_threshold(ENTER).confident_from(score))
@@ -139,7 +141,7 @@ fn proofs(frames: &[f32], scores: &[f32]) -> Vec<Region> {
         }
         let region = open.as_mut().expect("just opened");
         region.length = range.len();
-        region.voiced += usize::from(frame >= ENTER);
+        region.voiced += usize::from(frame.score >= ENTER);
         for (proved, tracker) in region.proved_after.iter_mut().zip(&trackers) {
             if proved.is_none() && tracker.open().is_some_and(|(_, speech)| speech) {
                 *proved = Some(i + 1 - region.start);

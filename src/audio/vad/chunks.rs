@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use super::{CONFIDENT, Closed, FRAME, MIN_VOICED_FRAMES, RegionTracker, SAMPLE_RATE};
+use super::{CONFIDENT, Closed, FRAME, Frame, MIN_VOICED_FRAMES, RegionTracker, SAMPLE_RATE};
 
 /// The longest chunk: Whisper's 30 s window.
 pub const MAX_CHUNK_SAMPLES: usize = 30 * SAMPLE_RATE;
@@ -138,15 +138,19 @@ const LIVE_PADDING_FRAMES: usize = 15;
 /// A frame of live audio scoring at least this counts as confident (see [`Limits::LIVE`]).
 const LIVE_CONFIDENT: f32 = 0.85;
 
-/// The chunks to transcribe in audio of `len` samples whose frames scored `scores`, as sample
-/// ranges in order, none overlapping, each at most [`MAX_CHUNK_SAMPLES`]; empty when nobody
-/// speaks.
-pub fn plan_chunks(scores: &[f32], len: usize) -> Vec<Range<usize>> {
+/// The chunks to transcribe in audio of `len` samples whose frames read `scores` (a
+/// [`Frame`] each, or a score alone), as sample ranges in order, none overlapping, each at most
+/// [`MAX_CHUNK_SAMPLES`]; empty when nobody speaks.
+pub fn plan_chunks<F: Copy + Into<Frame>>(scores: &[F], len: usize) -> Vec<Range<usize>> {
     plan_chunks_padded(scores, len, PADDING_FRAMES)
 }
 
 /// [`plan_chunks`] with `padding` frames of non-speech kept on each side of a region.
-pub fn plan_chunks_padded(scores: &[f32], len: usize, padding: usize) -> Vec<Range<usize>> {
+pub fn plan_chunks_padded<F: Copy + Into<Frame>>(
+    scores: &[F],
+    len: usize,
+    padding: usize,
+) -> Vec<Range<usize>> {
     let limits = Limits {
         padding,
         ..Limits::FILE
@@ -156,16 +160,24 @@ pub fn plan_chunks_padded(scores: &[f32], len: usize, padding: usize) -> Vec<Ran
 
 /// The chunks of speech of the whole audio under `limits` (benchmarks weigh other limits than
 /// [`Limits::FILE`] with it).
-pub fn plan_chunks_within(scores: &[f32], len: usize, limits: Limits) -> Vec<Range<usize>> {
+pub fn plan_chunks_within<F: Copy + Into<Frame>>(
+    scores: &[F],
+    len: usize,
+    limits: Limits,
+) -> Vec<Range<usize>> {
     plan_all(ChunkPlanner::speech(limits), scores, len)
 }
 
 /// The chunks of the whole audio, speech or not, each at most [`MAX_CHUNK_SAMPLES`].
-pub fn plan_everything(scores: &[f32], len: usize) -> Vec<Range<usize>> {
+pub fn plan_everything<F: Copy + Into<Frame>>(scores: &[F], len: usize) -> Vec<Range<usize>> {
     plan_all(ChunkPlanner::everything(Limits::FILE), scores, len)
 }
 
-fn plan_all(mut planner: ChunkPlanner, scores: &[f32], len: usize) -> Vec<Range<usize>> {
+fn plan_all<F: Copy + Into<Frame>>(
+    mut planner: ChunkPlanner,
+    scores: &[F],
+    len: usize,
+) -> Vec<Range<usize>> {
     let mut frames = Vec::new();
     for &score in scores {
         planner.push(score, &mut frames);
@@ -248,12 +260,13 @@ impl ChunkPlanner {
         }
     }
 
-    /// Takes the next frame's score; appends to `chunks` every chunk (in frames) that nothing
-    /// later can change.
-    pub fn push(&mut self, score: f32, chunks: &mut Vec<Range<usize>>) {
+    /// Takes the next frame; appends to `chunks` every chunk (in frames) that nothing later can
+    /// change.
+    pub fn push(&mut self, heard: impl Into<Frame>, chunks: &mut Vec<Range<usize>>) {
+        let heard = heard.into();
         let frame = self.frames;
         self.frames += 1;
-        self.scores.push_back(score);
+        self.scores.push_back(heard.score);
         match self.keep {
             Keep::Everything => {
                 if let Some(pending) = &mut self.pending {
@@ -261,7 +274,7 @@ impl ChunkPlanner {
                 }
             }
             Keep::Speech { padding } => {
-                if let Some(closed) = self.regions.push(frame, score) {
+                if let Some(closed) = self.regions.push(frame, heard) {
                     self.add_closed(closed, padding, chunks);
                     self.open_in_pending = false;
                 }
@@ -638,7 +651,7 @@ mod tests {
     #[test]
     fn no_speech_gives_no_chunk() {
         assert!(plan_chunks(&scores(1000, &[]), 1000 * FRAME).is_empty());
-        assert!(plan_chunks(&[], 0).is_empty());
+        assert!(plan_chunks::<f32>(&[], 0).is_empty());
     }
 
     #[test]

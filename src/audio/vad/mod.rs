@@ -1,6 +1,11 @@
 //! Voice activity detection on 16 kHz mono samples with earshot's built-in network (16 ms
 //! frames, no model file): [`speech_regions`] finds where someone speaks, and [`chunks`] turns
-//! those regions into what the engine transcribes.
+//! those regions into what the engine transcribes. A region is speech when the network is sure
+//! of some of its frames, or when its loudness rises and falls the way syllables do (a voice
+//! the network is never sure of: a cold, falsetto, a soft last word), which steady noise never
+//! does.
+
+mod levels;
 
 pub mod chunks;
 pub mod stream;
@@ -8,6 +13,8 @@ pub mod stream;
 use std::ops::Range;
 
 use verbatim_kernels::VoiceDetector;
+
+use levels::{Loudness, Spread};
 
 pub use chunks::{Limits, MAX_CHUNK_SAMPLES, plan_chunks, plan_chunks_within};
 pub use stream::{Chunker, Cut, SpeechChunk, Timeline};
@@ -31,6 +38,28 @@ pub(crate) const MIN_VOICED_FRAMES: usize = 15;
 pub(crate) const CONFIDENT: f32 = 0.9;
 /// A region needs this many confident frames (128 ms) to be speech.
 const MIN_CONFIDENT_FRAMES: usize = 8;
+/// Or its loudness (each frame's last 80 ms) spread over at least this many decibels between
+/// its quietest and loudest tenth. Measured (`docs/performance.md`, "Voices the detector is
+/// never sure of"): sox's brown, pink and white noise, a tone, a chord, a hum and a sweep at five
+/// volumes, after a second of silence or right after speech, spread 3.1 dB at most; regions of
+/// real speech that never reached 0.85 (a speaker with a cold, falsetto, the soft end of a
+/// sentence) 5.4 dB at least, most of them 8 to 60.
+const MIN_SPEECH_SPREAD_DB: f32 = 4.5;
+
+/// One 16 ms frame as the detection reads it: the detector's voice probability (0..1) and,
+/// where the samples were at hand, how loud its last 80 ms were (decibels of full scale).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Frame {
+    pub score: f32,
+    pub level: Option<f32>,
+}
+
+impl From<f32> for Frame {
+    /// A frame known by its score alone.
+    fn from(score: f32) -> Frame {
+        Frame { score, level: None }
+    }
+}
 
 /// What an engine hears of `samples` held whole in memory: the chunks of speech when `detect`,
 /// else the whole audio as one chunk. Each chunk is a span heard whole, its pauses included;
@@ -43,19 +72,21 @@ pub fn chunks_to_hear(samples: &[f32], detect: bool) -> Vec<Range<usize>> {
     }
 }
 
-/// The detector's voice probability (0..1) of every 16 ms frame of `samples`; the last partial
-/// frame is padded with silence.
-pub fn frame_scores(samples: &[f32]) -> Vec<f32> {
-    let mut scores = Vec::with_capacity(samples.len().div_ceil(FRAME));
+/// Every 16 ms frame of `samples`, scored and with its loudness; the last partial frame is
+/// padded with silence.
+pub fn frame_scores(samples: &[f32]) -> Vec<Frame> {
+    let mut frames = Vec::with_capacity(samples.len().div_ceil(FRAME));
     let mut scorer = Scorer::default();
-    scorer.push(samples, &mut |score| scores.push(score));
-    scorer.finish(&mut |score| scores.push(score));
-    scores
+    scorer.push(samples, &mut |frame| frames.push(frame));
+    scorer.finish(&mut |frame| frames.push(frame));
+    frames
 }
 
-/// Scores audio as it arrives: one score per whole 16 ms frame, the rest kept for the next push.
+/// Scores audio as it arrives: one [`Frame`] per whole 16 ms frame, the rest kept for the next
+/// push.
 pub struct Scorer {
     detector: VoiceDetector,
+    loudness: Loudness,
     /// Samples of the frame not yet complete.
     partial: Vec<f32>,
 }
@@ -64,6 +95,7 @@ impl Default for Scorer {
     fn default() -> Scorer {
         Scorer {
             detector: VoiceDetector::default(),
+            loudness: Loudness::default(),
             partial: Vec::with_capacity(FRAME),
         }
     }
@@ -71,7 +103,7 @@ impl Default for Scorer {
 
 impl Scorer {
     /// Scores every frame `samples` completes, in order.
-    pub fn push(&mut self, mut samples: &[f32], scored: &mut dyn FnMut(f32)) {
+    pub fn push(&mut self, mut samples: &[f32], scored: &mut dyn FnMut(Frame)) {
         if !self.partial.is_empty() {
             let take = (FRAME - self.partial.len()).min(samples.len());
             self.partial.extend_from_slice(&samples[..take]);
@@ -79,33 +111,44 @@ impl Scorer {
             if self.partial.len() < FRAME {
                 return;
             }
-            scored(self.detector.score(&self.partial));
-            self.partial.clear();
+            let mut partial = std::mem::take(&mut self.partial);
+            scored(self.frame(&partial));
+            partial.clear();
+            self.partial = partial;
         }
         let mut frames = samples.chunks_exact(FRAME);
         for frame in &mut frames {
-            scored(self.detector.score(frame));
+            scored(self.frame(frame));
         }
         self.partial.extend_from_slice(frames.remainder());
     }
 
     /// Scores the last partial frame, padded with silence (the end of the audio).
-    pub fn finish(&mut self, scored: &mut dyn FnMut(f32)) {
+    pub fn finish(&mut self, scored: &mut dyn FnMut(Frame)) {
         if !self.partial.is_empty() {
-            scored(self.detector.score(&self.partial));
-            self.partial.clear();
+            let mut partial = std::mem::take(&mut self.partial);
+            scored(self.frame(&partial));
+            partial.clear();
+            self.partial = partial;
+        }
+    }
+
+    fn frame(&mut self, samples: &[f32]) -> Frame {
+        Frame {
+            score: self.detector.score(samples),
+            level: Some(self.loudness.push(samples)),
         }
     }
 }
 
-/// The stretches of speech in audio whose frames scored `scores`, as frame ranges in order,
-/// none overlapping; empty when nobody speaks.
-pub fn speech_frames(scores: &[f32]) -> Vec<Range<usize>> {
+/// The stretches of speech in audio of `frames`, as frame ranges in order, none overlapping;
+/// empty when nobody speaks.
+pub fn speech_frames<F: Copy + Into<Frame>>(frames: &[F]) -> Vec<Range<usize>> {
     let mut tracker = RegionTracker::default();
-    let mut regions: Vec<Closed> = scores
+    let mut regions: Vec<Closed> = frames
         .iter()
         .enumerate()
-        .filter_map(|(i, &score)| tracker.push(i, score))
+        .filter_map(|(i, &frame)| tracker.push(i, frame))
         .collect();
     regions.extend(tracker.finish());
     regions
@@ -119,8 +162,9 @@ pub fn speech_frames(scores: &[f32]) -> Vec<Range<usize>> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Closed {
     pub frames: Range<usize>,
-    /// It had confident frames too: speech on its own. Without them it may be a word said
-    /// softly, or noise; it counts as speech only next to speech (see `chunks`).
+    /// It had confident frames too, or loudness that rises and falls like syllables: speech
+    /// on its own. Without either it may be a word said softly, or noise; it counts as speech
+    /// only next to speech (see `chunks`).
     pub speech: bool,
 }
 
@@ -166,18 +210,20 @@ impl RegionTracker {
         }
     }
 
-    /// Takes the score of frame `i` (frames come in order); gives the region that ended before
-    /// it, if one with enough voiced frames did.
-    pub fn push(&mut self, i: usize, score: f32) -> Option<Closed> {
+    /// Takes frame `i` (frames come in order); gives the region that ended before it, if one
+    /// with enough voiced frames did.
+    pub fn push(&mut self, i: usize, frame: impl Into<Frame>) -> Option<Closed> {
+        let frame = frame.into();
+        let score = frame.score;
         let thresholds = self.thresholds();
         match &mut self.open {
             None if score >= self.enter => {
-                self.open = Some(Region::new(i, score, thresholds));
+                self.open = Some(Region::new(i, frame, thresholds));
                 None
             }
             None => None,
             Some(region) if score >= self.stay => {
-                region.extend(i, score, thresholds);
+                region.extend(i, frame, thresholds);
                 None
             }
             Some(region) if i - region.last < END_AFTER_FRAMES => None,
@@ -216,33 +262,42 @@ impl RegionTracker {
     }
 }
 
-/// A region being read: its first frame, its last frame at or over [`STAY`], and how many of
-/// its frames were voiced and confident.
+/// A region being read: its first frame, its last frame at or over [`STAY`], how many of its
+/// frames were voiced and confident, and how its loudness spread.
 #[derive(Debug)]
 struct Region {
     start: usize,
     last: usize,
     voiced: usize,
     confident: usize,
+    spread: Spread,
 }
 
 impl Region {
-    fn new(frame: usize, score: f32, thresholds: (f32, f32)) -> Region {
+    fn new(i: usize, frame: Frame, thresholds: (f32, f32)) -> Region {
         let mut region = Region {
-            start: frame,
-            last: frame,
+            start: i,
+            last: i,
             voiced: 0,
             confident: 0,
+            spread: Spread::default(),
         };
-        region.extend(frame, score, thresholds);
+        region.extend(i, frame, thresholds);
         region
     }
 
-    /// Takes frame `frame`: voiced and confident from the `(voiced, confident)` thresholds on.
-    fn extend(&mut self, frame: usize, score: f32, (voiced, confident): (f32, f32)) {
-        self.last = frame;
-        self.voiced += usize::from(score >= voiced);
-        self.confident += usize::from(score >= confident);
+    /// Takes frame `i`: voiced and confident from the `(voiced, confident)` thresholds on.
+    fn extend(&mut self, i: usize, frame: Frame, (voiced, confident): (f32, f32)) {
+        self.last = i;
+        self.voiced += usize::from(frame.score >= voiced);
+        self.confident += usize::from(frame.score >= confident);
+        // A frame's loudness covers the 80 ms before it: the region's first frames still hear
+        // what came before it (silence makes any sound's onset look like syllables).
+        if let Some(level) = frame.level
+            && i >= self.start + levels::FRAMES_HEARD - 1
+        {
+            self.spread.add(level);
+        }
     }
 
     /// Its frames, when they are speech.
@@ -256,7 +311,11 @@ impl Region {
     fn closed(&self) -> Option<Closed> {
         (self.voiced >= MIN_VOICED_FRAMES).then(|| Closed {
             frames: self.start..self.last + 1,
-            speech: self.confident >= MIN_CONFIDENT_FRAMES,
+            speech: self.confident >= MIN_CONFIDENT_FRAMES
+                || self
+                    .spread
+                    .decibels()
+                    .is_some_and(|db| db >= MIN_SPEECH_SPREAD_DB),
         })
     }
 }
@@ -295,6 +354,39 @@ mod tests {
         let mut speech = noise.clone();
         speech[300..300 + MIN_CONFIDENT_FRAMES].fill(0.95);
         assert_eq!(speech_frames(&speech), vec![0..600]);
+    }
+
+    #[test]
+    fn a_voice_never_confident_is_speech_when_its_loudness_rises_and_falls_like_syllables() {
+        // Scores between 0.5 and 0.87 throughout, as a speaker with a cold reads.
+        let frame = |i: usize, level: f32| Frame {
+            score: 0.5 + (i % 37) as f32 / 100.0,
+            level: Some(level),
+        };
+        let syllables: Vec<Frame> = (0..300)
+            .map(|i| frame(i, if i % 16 < 9 { -24.0 } else { -36.0 }))
+            .collect();
+        assert_eq!(speech_frames(&syllables), vec![0..300]);
+        // The same scores at a level that wavers by 3 dB: steady noise.
+        let steady: Vec<Frame> = (0..300)
+            .map(|i| frame(i, -30.0 + (i % 7) as f32 * 0.5))
+            .collect();
+        assert!(speech_frames(&steady).is_empty());
+        // A steady sound after silence: its onset (the frames whose 80 ms still hold the
+        // silence) does not count.
+        let onset: Vec<Frame> = (0..300)
+            .map(|i| {
+                frame(
+                    i,
+                    if i < 4 {
+                        -90.0 + 15.0 * i as f32
+                    } else {
+                        -30.0
+                    },
+                )
+            })
+            .collect();
+        assert!(speech_frames(&onset).is_empty());
     }
 
     #[test]
