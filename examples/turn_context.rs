@@ -24,7 +24,8 @@
 //! turn) and drops the words that say their kept texts again, aligned word by word rather than by
 //! time; `--choose` hears each turn alone and with the turn before's text as the prompt and keeps
 //! the likelier decode (CONTEXT is then not used); `--show` prints the one file's text, and every
-//! turn's text and the seconds it took. `RUST_LOG=verbatim=debug` shows every attempt the loop guard rejects.
+//! turn's text and the seconds it took. `RUST_LOG=verbatim=debug` shows every attempt the loop
+//! guard rejects.
 //! `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted to it of
 //! at least FRAMES encoder frames (default: the server's floor, 250).
 

@@ -22,7 +22,7 @@ const HIGH: f64 = 0.9;
 /// The level of the last [`FRAMES_HEARD`] frames, frame by frame.
 #[derive(Debug, Default)]
 pub struct Loudness {
-    /// Mean squares of the last frames, the newest last.
+    /// Mean squares of the last frames, in a ring: `next` is where the next one goes.
     recent: [f32; FRAMES_HEARD],
     next: usize,
 }
@@ -130,7 +130,7 @@ mod tests {
     fn the_quietest_and_loudest_tenth_do_not_count() {
         let mut spread = Spread::default();
         for i in 0..100 {
-            // Nine clicks and nine drops in a steady sound.
+            // Ten clicks and nine drops in a steady sound.
             spread.add(match i % 11 {
                 0 => 0.0,
                 5 => -90.0,

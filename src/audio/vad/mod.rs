@@ -111,14 +111,12 @@ impl Scorer {
             if self.partial.len() < FRAME {
                 return;
             }
-            let mut partial = std::mem::take(&mut self.partial);
-            scored(self.frame(&partial));
-            partial.clear();
-            self.partial = partial;
+            scored(read(&mut self.detector, &mut self.loudness, &self.partial));
+            self.partial.clear();
         }
         let mut frames = samples.chunks_exact(FRAME);
         for frame in &mut frames {
-            scored(self.frame(frame));
+            scored(read(&mut self.detector, &mut self.loudness, frame));
         }
         self.partial.extend_from_slice(frames.remainder());
     }
@@ -126,18 +124,17 @@ impl Scorer {
     /// Scores the last partial frame, padded with silence (the end of the audio).
     pub fn finish(&mut self, scored: &mut dyn FnMut(Frame)) {
         if !self.partial.is_empty() {
-            let mut partial = std::mem::take(&mut self.partial);
-            scored(self.frame(&partial));
-            partial.clear();
-            self.partial = partial;
+            scored(read(&mut self.detector, &mut self.loudness, &self.partial));
+            self.partial.clear();
         }
     }
+}
 
-    fn frame(&mut self, samples: &[f32]) -> Frame {
-        Frame {
-            score: self.detector.score(samples),
-            level: Some(self.loudness.push(samples)),
-        }
+/// One frame's samples, scored and with the level of the last 80 ms.
+fn read(detector: &mut VoiceDetector, loudness: &mut Loudness, samples: &[f32]) -> Frame {
+    Frame {
+        score: detector.score(samples),
+        level: Some(loudness.push(samples)),
     }
 }
 
@@ -387,6 +384,25 @@ mod tests {
             })
             .collect();
         assert!(speech_frames(&onset).is_empty());
+    }
+
+    #[test]
+    fn every_frame_read_from_samples_carries_its_level() {
+        // A sine of amplitude 0.5 (-9 dB) after 0.1 s of silence, in pieces of any length.
+        let mut samples = vec![0.0; 1600];
+        samples.extend((0..FRAME * 20).map(|i| 0.5 * (i as f32 * 0.1).sin()));
+        let frames = frame_scores(&samples);
+        assert_eq!(frames.len(), samples.len().div_ceil(FRAME));
+        assert_eq!(frames[0].level, Some(-100.0));
+        let last = frames[frames.len() - 2].level.expect("a level");
+        assert!((last + 9.03).abs() < 0.1, "{last}");
+        let mut streamed = Vec::new();
+        let mut scorer = Scorer::default();
+        for piece in samples.chunks(1000) {
+            scorer.push(piece, &mut |frame| streamed.push(frame));
+        }
+        scorer.finish(&mut |frame| streamed.push(frame));
+        assert_eq!(streamed, frames);
     }
 
     #[test]
