@@ -6,7 +6,7 @@
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
 //!     [--window full|FRAMES] [--after SECONDS] [--prompt-previous | --prompt-so-far] \
-//!     [--guard-repeats] [--aligned] [--choose] [--show] LIST CONTEXT_SECONDS...
+//!     [--guard-repeats] [--aligned [--short-under S]] [--choose] [--show] LIST CONTEXT_SECONDS...
 //! ```
 //!
 //! LIST: recordings, one `path<TAB>reference text` a line, joined with `--pause` seconds of silence
@@ -26,6 +26,9 @@
 //! the likelier decode (CONTEXT is then not used); `--show` prints the one file's text, and every
 //! turn's text and the seconds it took. `RUST_LOG=verbatim=debug` shows every attempt the loop
 //! guard rejects.
+//! `--short-under S` (with `--aligned`) puts the turns before in front of turns shorter than S
+//! seconds only; longer turns are heard alone.
+//! `--lead S` hears each turn alone after S seconds of silence.
 //! `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted to it of
 //! at least FRAMES encoder frames (default: the server's floor, 250).
 
@@ -62,6 +65,11 @@ fn main() {
     let aligned = args.flag("--aligned");
     let choose = args.flag("--choose");
     let after: f64 = args.value("--after", "0").parse().expect("--after seconds");
+    let lead: f64 = args.value("--lead", "0").parse().expect("--lead seconds");
+    let short_under: f64 = args
+        .value("--short-under", "inf")
+        .parse()
+        .expect("--short-under seconds");
     let model = args.value("--model", "tiny.en-q8_0");
     let pause: f64 = args
         .value("--pause", "1.5")
@@ -132,8 +140,13 @@ fn main() {
                     surer(&engine, &model, &speech[turn.range()], texts.last(), show),
                     false,
                 )
-            } else if aligned {
+            } else if aligned && (turn.samples.len() as f64) < short_under * RATE {
                 with_turns_before(&engine, &model, &speech, &turns, &texts, i, context, prompt)
+            } else if lead > 0.0 {
+                let mut samples = vec![0.0; (lead * RATE) as usize];
+                samples.extend_from_slice(&speech[turn.range()]);
+                let heard = hear(&engine, &model, &samples, false, prompt);
+                (heard.text.trim().to_string(), false)
             } else {
                 let heard = Around {
                     before: context,
