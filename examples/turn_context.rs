@@ -6,7 +6,8 @@
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
 //!     [--window full|FRAMES] [--after SECONDS] [--prompt-previous | --prompt-so-far] \
-//!     [--guard-repeats] [--aligned [--short-under S]] [--choose] [--show] LIST CONTEXT_SECONDS...
+//!     [--guard-repeats] [--aligned [--short-under S]] [--choose] [--lead S] [--show] \
+//!     LIST CONTEXT_SECONDS...
 //! ```
 //!
 //! LIST: recordings, one `path<TAB>reference text` a line, joined with `--pause` seconds of silence
@@ -28,7 +29,7 @@
 //! guard rejects.
 //! `--short-under S` (with `--aligned`) puts the turns before in front of turns shorter than S
 //! seconds only; longer turns are heard alone.
-//! `--lead S` hears each turn alone after S seconds of silence.
+//! `--lead S` hears each turn alone after S seconds of silence (CONTEXT is then not used).
 //! `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted to it of
 //! at least FRAMES encoder frames (default: the server's floor, 250).
 
