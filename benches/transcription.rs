@@ -171,6 +171,7 @@ fn engine_request(samples: &[f32]) -> EngineRequest<'_> {
         cancel: verbatim::cancel::Cancel::new(),
         calls_at_once: 1,
         provisional: false,
+        said_before: None,
     }
 }
 

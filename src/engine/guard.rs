@@ -301,12 +301,6 @@ pub fn drop_echoes(segments: Vec<Segment>, seconds: f64) -> Vec<Segment> {
 
 /// Whether `segment` only says words of `before` again, in too little time to be speech.
 fn is_echo(before: &Segment, segment: &Segment, chunk_seconds: f64) -> bool {
-    let words = |text: &str| -> Vec<String> {
-        text.split_whitespace()
-            .map(plain)
-            .filter(|w| !w.is_empty())
-            .collect()
-    };
     let said = words(&segment.text);
     let earlier = words(&before.text);
     let seconds = (segment.end.min(chunk_seconds) - segment.start).max(0.0);
@@ -315,6 +309,103 @@ fn is_echo(before: &Segment, segment: &Segment, chunk_seconds: f64) -> bool {
         && earlier
             .windows(said.len())
             .any(|run| run == said.as_slice())
+}
+
+/// The fewest words of a chunk's two readings for [`better_alone`] to tell by the words they
+/// share whether they heard the same audio.
+const MIN_WORDS_TO_COMPARE: usize = 4;
+
+/// Phrases compared by [`better_alone`], in words.
+const PHRASE_WORDS: usize = 4;
+
+/// Whether a chunk heard after the text said before it (`said`), as `after`, is worse than the
+/// same audio heard alone, as `alone`: `after` says nothing where `alone` says something; or it
+/// says a phrase of [`PHRASE_WORDS`] words more often than `alone` does that is a phrase of
+/// `said` (whisper, made to read the text said before, said it again) or that it says twice
+/// itself; or all it says is said twice where `alone` says it once ("Wednesday. Wednesday.",
+/// "29340 29340" for "two nine three four zero"). Everything else is taken as the better
+/// reading: the words before let whisper hear the chunk as one file would (a word said twice
+/// within a longer text, "very, very very clear", is left to the guard), unless the two
+/// readings of [`MIN_WORDS_TO_COMPARE`] words or more share fewer than half their words: then
+/// whisper read the text before over other audio than its own, and wrote that audio as the
+/// chunk's ("Go forward 10 meters." after "Go somewhere and do something." read over it). A
+/// shorter chunk is one word or two, which the readings may well all hear differently
+/// ("Foxtrot" after the words before, "Foxtrad" alone).
+pub fn better_alone(after: &str, alone: &str, said: &str) -> bool {
+    let (after, alone, said) = (words(after), words(alone), words(said));
+    if after.is_empty() {
+        return !alone.is_empty();
+    }
+    let longer = after.len().max(alone.len());
+    if longer >= MIN_WORDS_TO_COMPARE && 2 * shared_words(&after, &alone) < longer {
+        return true;
+    }
+    let says_again = after.windows(PHRASE_WORDS).any(|phrase| {
+        let times = times_said(phrase, &after);
+        times > times_said(phrase, &alone) && (times > 1 || times_said(phrase, &said) > 0)
+    });
+    says_again || (said_twice(&after) && !said_twice(&alone))
+}
+
+/// Whether `words` say one phrase twice and nothing else (a word after them aside).
+fn said_twice(words: &[String]) -> bool {
+    let half = words.len() / 2;
+    half > 0 && words.len() - 2 * half <= 1 && words[..half] == words[half..2 * half]
+}
+
+/// How many words `one` and `other` share, each word of one matched once in the other.
+fn shared_words(one: &[String], other: &[String]) -> usize {
+    let mut left: Vec<&String> = other.iter().collect();
+    one.iter()
+        .filter(|word| {
+            let found = left.iter().position(|w| w == word);
+            found.map(|i| left.swap_remove(i)).is_some()
+        })
+        .count()
+}
+
+/// How many times the words `within` hold `phrase`.
+fn times_said(phrase: &[String], within: &[String]) -> usize {
+    within
+        .windows(phrase.len())
+        .filter(|run| *run == phrase)
+        .count()
+}
+
+/// The fewest words a segment says again of the text said before for it to be dropped
+/// ([`drop_said_again`]): "Yes." after "Yes." is speech.
+const MIN_SAID_AGAIN_WORDS: usize = 3;
+
+/// `segments` heard after audio said before (whose text, `said`, the decoder was made to read
+/// first), without those that say a run of that text again: with it forced in front, whisper
+/// sometimes goes on to say it a second time over the new audio ("Press 4 to mark this message
+/// as urgent." then "Please hold while I try to locate the person you are calling." again, at
+/// the pace of speech). A segment of [`MIN_SAID_AGAIN_WORDS`] or more words that the text said
+/// before holds in the same order (punctuation and case aside) is such a repeat.
+pub fn drop_said_again(segments: Vec<Segment>, said: &str) -> Vec<Segment> {
+    let earlier = words(said);
+    segments
+        .into_iter()
+        .filter(|segment| {
+            let again = words(&segment.text);
+            let repeats = again.len() >= MIN_SAID_AGAIN_WORDS
+                && earlier
+                    .windows(again.len())
+                    .any(|run| run == again.as_slice());
+            if repeats {
+                tracing::debug!("said again dropped: {:?}", segment.text);
+            }
+            !repeats
+        })
+        .collect()
+}
+
+/// `text`'s words as the rules compare them (see [`plain`]), empty ones left out.
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(plain)
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// `segments` with the loop cut out: the text ends where the repetition starts (keeping its first
@@ -771,5 +862,63 @@ mod tests {
             ),
         ];
         assert_eq!(joined(&drop_echoes(heard, 7.3)), first);
+    }
+
+    #[test]
+    fn a_segment_saying_the_text_said_before_again_is_dropped() {
+        let said = "Please hold while I try to locate the person you are calling.";
+        let heard = vec![
+            segment(4.2, 7.5, "Press 4 to mark this message as urgent."),
+            segment(
+                7.5,
+                10.2,
+                "Please hold while I try to locate the person you are calling.",
+            ),
+            segment(10.2, 11.0, "Hold while I try."),
+        ];
+        assert_eq!(
+            joined(&drop_said_again(heard, said)),
+            "Press 4 to mark this message as urgent."
+        );
+        // Two words of it are not enough: "Yes." after "Yes, please." is speech.
+        let short = vec![segment(0.0, 1.0, "Yes, please.")];
+        assert_eq!(
+            drop_said_again(short.clone(), "Yes, please. Thank you."),
+            short
+        );
+    }
+
+    #[test]
+    fn the_chunk_heard_alone_is_better_only_where_it_lacks_what_went_wrong() {
+        let said = "Please hold while I try to locate the person you are calling.";
+        // Nothing after the text before, where alone hears words.
+        assert!(better_alone("", "Press 4.", said));
+        assert!(!better_alone("", "", said));
+        // The text before said again.
+        assert!(better_alone(
+            "Press 4 to mark this message as urgent. Please hold while I try to locate",
+            "Press 4 to mark this message as urgent.",
+            said
+        ));
+        // A phrase twice in a row that alone says once; twice in both is speech.
+        assert!(better_alone("29340 29340", "29340", said));
+        assert!(!better_alone(
+            "Do you hear me? Yes. Do you hear me? Yes.",
+            "Do you hear me? Yes. Do you hear me? Yes.",
+            said
+        ));
+        // Readings that share fewer than half their words: the text before was read over
+        // other audio.
+        assert!(better_alone(
+            "Go forward 10 meters.",
+            "Go somewhere and do something.",
+            "Go somewhere and do something."
+        ));
+        // Other differences are the better reading of the words before.
+        assert!(!better_alone(
+            "I have a caller waiting who introduces themselves as.",
+            "I have a color waiting who introduces themselves as.",
+            said
+        ));
     }
 }

@@ -65,6 +65,18 @@ pub struct EngineRequest<'a> {
     /// commit replaces: an engine skips its costlier second attempts (whisper's wider window and
     /// temperature fallback) and cuts a loop out instead, so that tentative text stays quick.
     pub provisional: bool,
+    /// The start of the first chunk was said before and its text is known: an engine that
+    /// [`Engine::hears_said_before`] decodes that audio as that text (the way it would have gone
+    /// on from it had it heard both at once) and returns only what comes after it.
+    pub said_before: Option<SaidBefore>,
+}
+
+/// Audio at the start of a request's first chunk, and the text it was heard as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaidBefore {
+    pub text: String,
+    /// How many samples of the first chunk it takes.
+    pub samples: usize,
 }
 
 impl<'a> EngineRequest<'a> {
@@ -87,6 +99,7 @@ impl<'a> EngineRequest<'a> {
             cancel: Cancel::new(),
             calls_at_once: 1,
             provisional: false,
+            said_before: None,
         }
     }
 }
@@ -276,6 +289,12 @@ pub trait Engine: Send + Sync {
     /// asks for shorter ones.
     fn close_file_chunks_after(&self) -> Option<f64> {
         None
+    }
+
+    /// Whether the engine decodes [`EngineRequest::said_before`] as its text; one that does not
+    /// hears the whole chunk and should not be given audio said before.
+    fn hears_said_before(&self) -> bool {
+        false
     }
 
     fn offer(&self, model: &str) -> Option<ModelOffer> {

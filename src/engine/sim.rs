@@ -231,6 +231,7 @@ mod tests {
             cancel: Cancel::new(),
             calls_at_once: 1,
             provisional: false,
+            said_before: None,
         };
         engine.transcribe("tiny.en", &request).unwrap()
     }

@@ -744,6 +744,7 @@ impl Listener {
             cancel: cancel.clone(),
             calls_at_once: self.shared_calls(),
             provisional,
+            said_before: None,
         }
     }
 

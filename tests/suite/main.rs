@@ -48,6 +48,7 @@ mod realtime;
 mod recorder_sim;
 mod request_log;
 mod rules_api;
+mod said_before;
 mod server_robustness;
 mod session_errors;
 mod session_properties;

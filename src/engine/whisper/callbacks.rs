@@ -10,6 +10,9 @@ use super::super::guard;
 /// What the decoder is watched for while it decodes a chunk: the most text tokens the chunk can
 /// hold, and the tokens that end a decode.
 pub(super) struct Watch {
+    /// Tokens the decode must start with (`<|0.00|>` and the text of audio said before), in the
+    /// first pass; the loop and the most tokens are watched after them.
+    pub(super) forced: Vec<i32>,
     pub(super) max_tokens: usize,
     /// whisper's end-of-text token: text tokens come before it.
     pub(super) eot: i32,
@@ -35,36 +38,56 @@ pub(super) const DTW_MIN_CENTISECONDS: i64 = 20;
 /// frames) into it.
 pub(super) const DTW_MIN_END_STEPS: i32 = 8;
 
-/// whisper.cpp's logits filter, called before each token is chosen: once the text tokens so
-/// far end in a loop or exceed what the chunk can hold, the decode is made to end at once (the
-/// segment closed at the chunk's end, then the text ended) instead of looping to its limit; the
-/// loop guard then judges the text as usual. With DTW, segments are also kept from ending too
-/// early for it ([`keep_segments_from_ending_early`]).
+/// whisper.cpp's logits filter, called before each token is chosen: the decode of a first pass
+/// starts with the watch's forced tokens; once the text tokens after them end in a loop or
+/// exceed what the chunk can hold, the decode is made to end at once (the segment closed at the
+/// chunk's end, then the text ended) instead of looping to its limit; the loop guard then
+/// judges the text as usual. With DTW, segments are also kept from ending too early for it
+/// ([`keep_segments_from_ending_early`]).
 pub(super) unsafe extern "C" fn stop_loops(
     ctx: *mut whisper_rs::WhisperSysContext,
-    _state: *mut whisper_rs::WhisperSysState,
+    state: *mut whisper_rs::WhisperSysState,
     tokens: *const whisper_rs::WhisperTokenData,
     n_tokens: std::ffi::c_int,
     logits: *mut f32,
     user_data: *mut c_void,
 ) {
-    if tokens.is_null() || logits.is_null() || user_data.is_null() || n_tokens <= 0 {
+    if (tokens.is_null() && n_tokens > 0) || logits.is_null() || user_data.is_null() {
         return;
     }
     // SAFETY: whisper.cpp passes the decoder's tokens so far and the logits of the whole
-    // vocabulary; `user_data` is the Watch that `params` hands in, alive during the call.
-    let (watch, tokens, logits) = unsafe {
+    // vocabulary; `user_data` is the Watch that `params` hands in, alive during the call; the
+    // state is the one decoding, whose segments so far it lets us count.
+    let (watch, tokens, logits, first_pass) = unsafe {
         let watch = &*(user_data as *const Watch);
-        let tokens = std::slice::from_raw_parts(tokens, n_tokens as usize);
+        let tokens = match usize::try_from(n_tokens) {
+            Ok(n) if n > 0 => std::slice::from_raw_parts(tokens, n),
+            _ => &[],
+        };
         let n_vocab = whisper_rs::whisper_rs_sys::whisper_n_vocab(ctx).max(0) as usize;
+        let first_pass = state.is_null()
+            || whisper_rs::whisper_rs_sys::whisper_full_n_segments_from_state(state) == 0;
         (
             watch,
             tokens,
             std::slice::from_raw_parts_mut(logits, n_vocab),
+            first_pass,
         )
     };
+    if let Some(next) = first_pass.then(|| forced_next(watch, tokens)).flatten() {
+        only(logits, next);
+        return;
+    }
+    if tokens.is_empty() {
+        return;
+    }
     keep_segments_from_ending_early(watch, tokens, logits);
-    let text: Vec<i32> = tokens
+    let own = if first_pass && starts_with_forced(watch, tokens) {
+        &tokens[watch.forced.len()..]
+    } else {
+        tokens
+    };
+    let text: Vec<i32> = own
         .iter()
         .map(|t| t.id)
         .filter(|&id| id < watch.eot)
@@ -73,14 +96,39 @@ pub(super) unsafe extern "C" fn stop_loops(
         return;
     }
     let last_is_text = tokens.last().is_some_and(|t| t.id < watch.eot);
-    let only = if last_is_text {
-        watch.end_timestamp
-    } else {
-        watch.eot
-    };
-    if (only as usize) < logits.len() {
+    only(
+        logits,
+        if last_is_text {
+            watch.end_timestamp
+        } else {
+            watch.eot
+        },
+    );
+}
+
+/// Whether the decoder's tokens so far start with every forced token.
+fn starts_with_forced(watch: &Watch, tokens: &[whisper_rs::WhisperTokenData]) -> bool {
+    !watch.forced.is_empty()
+        && tokens.len() >= watch.forced.len()
+        && tokens.iter().zip(&watch.forced).all(|(t, &id)| t.id == id)
+}
+
+/// The forced token the decoder takes next: while its tokens so far are the forced ones'
+/// beginning.
+fn forced_next(watch: &Watch, tokens: &[whisper_rs::WhisperTokenData]) -> Option<i32> {
+    let next = *watch.forced.get(tokens.len())?;
+    tokens
+        .iter()
+        .zip(&watch.forced)
+        .all(|(t, &id)| t.id == id)
+        .then_some(next)
+}
+
+/// Every logit but `token`'s made impossible.
+fn only(logits: &mut [f32], token: i32) {
+    if (token as usize) < logits.len() {
         for (id, logit) in logits.iter_mut().enumerate() {
-            if id != only as usize {
+            if id != token as usize {
                 *logit = f32::NEG_INFINITY;
             }
         }

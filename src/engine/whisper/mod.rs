@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use whisper_rs::{DtwModelPreset, WhisperState};
+use whisper_rs::{DtwModelPreset, WhisperContext, WhisperState};
 
 use super::models::ModelDir;
 use super::models::catalog::{WHISPER_MODELS, whisper_model};
@@ -222,6 +222,10 @@ impl Engine for WhisperEngine {
     }
 
     /// One model's state, without reading every other model's manifest (per-request path).
+    fn hears_said_before(&self) -> bool {
+        true
+    }
+
     fn offer(&self, model: &str) -> Option<ModelOffer> {
         let spec = whisper_model(model)?;
         Some(ModelOffer {
@@ -293,6 +297,7 @@ impl Engine for WhisperEngine {
                 temperature: run::TEMPERATURE,
                 words: request.words,
             },
+            said_before: said_before(&decoders.context, request)?,
         };
         let result = workers::run(&mut state, &decoders, request, &settings);
         // A state whose pass was aborted half-way is not reused.
@@ -304,4 +309,39 @@ impl Engine for WhisperEngine {
         }
         result.map(|(output, _)| output)
     }
+}
+
+/// The most tokens of text said before that a decode is made to read: whisper.cpp's decoder
+/// holds 224 tokens of its own text, and the new text needs room after them.
+const MOST_SAID_TOKENS: usize = 96;
+
+/// The request's audio said before, its text tokenized as the decoder writes text (after a
+/// space). Text longer than [`MOST_SAID_TOKENS`], or none, gives no tokens: that audio is then
+/// not heard at all.
+fn said_before(
+    context: &WhisperContext,
+    request: &EngineRequest<'_>,
+) -> Result<Option<run::Said>, EngineError> {
+    let Some(said) = request.said_before.as_ref() else {
+        return Ok(None);
+    };
+    let text = said.text.replace('\0', "");
+    let text = text.trim();
+    let mut tokens = if text.is_empty() {
+        Vec::new()
+    } else {
+        context
+            .tokenize(&format!(" {text}"), 4 * text.len() + 8)
+            .map_err(|e| {
+                EngineError::Failed(format!("cannot tokenize the text said before: {e}"))
+            })?
+    };
+    if tokens.len() > MOST_SAID_TOKENS {
+        tokens.clear();
+    }
+    Ok(Some(run::Said {
+        text: text.to_string(),
+        tokens,
+        seconds: said.samples as f64 / 16_000.0,
+    }))
 }

@@ -52,6 +52,17 @@ pub(super) struct Settings {
     /// The decoders align tokens by DTW: no pass may hear too little audio for it
     /// ([`DTW_MIN_CENTISECONDS`]).
     pub aligned: bool,
+    /// What the start of the request's first chunk was heard as ([`EngineRequest::said_before`]).
+    pub said_before: Option<Said>,
+}
+
+/// The start of a chunk said before: its text, the tokens of it the decoder is made to read
+/// first (after `<|0.00|>`), and how long it lasts.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Said {
+    pub text: String,
+    pub tokens: Vec<i32>,
+    pub seconds: f64,
 }
 
 /// What a request cost besides its first pass over each chunk.
@@ -66,6 +77,8 @@ pub struct Retries {
     /// Rests after a chunk's last decoded timestamp heard through a window of their own
     /// instead of another pass as wide as the chunk's window.
     pub tails: u64,
+    /// Chunks heard after what was said before whose text heard alone was kept instead.
+    pub alone: u64,
 }
 
 impl std::ops::AddAssign for Retries {
@@ -74,11 +87,15 @@ impl std::ops::AddAssign for Retries {
         self.passes += other.passes;
         self.cut += other.cut;
         self.tails += other.tails;
+        self.alone += other.alone;
     }
 }
 
 /// One chunk through the attempts of the recovery until the guard accepts the text; else the
 /// least bad attempt, its loop cut out. Silence (the decoder's no-speech verdict) is no text.
+/// A chunk whose start was said before ([`Chunk::said`]) is also heard without that start, and
+/// that text is kept when it reads better ([`guard::better_alone`]): whisper, made to read the
+/// text said before, sometimes says it again after it, or nothing.
 pub(super) fn hear_chunk(
     state: &mut WhisperState,
     decoders: &Decoders,
@@ -87,8 +104,64 @@ pub(super) fn hear_chunk(
     settings: &Settings,
     retries: &mut Retries,
 ) -> Result<Vec<Segment>, EngineError> {
-    let seconds = chunk.samples.len() as f64 / SAMPLE_RATE;
-    let fitted = settings.window.frames_for(seconds);
+    let Some(said) = chunk.said else {
+        return hear_attempts(state, decoders, request, chunk, settings, retries);
+    };
+    let start = ((said.seconds * SAMPLE_RATE) as usize).min(chunk.samples.len());
+    let rest = Chunk {
+        samples: &chunk.samples[start..],
+        said: None,
+        ..*chunk
+    };
+    if rest.samples.is_empty() {
+        return Ok(Vec::new());
+    }
+    let hear_alone = |state: &mut WhisperState, retries: &mut Retries| {
+        let alone = hear_attempts(state, decoders, request, &rest, settings, retries)?;
+        Ok::<_, EngineError>(in_timeline(alone, &(start..chunk.samples.len())).collect::<Vec<_>>())
+    };
+    if said.tokens.is_empty() {
+        return hear_alone(state, retries);
+    }
+    let after = hear_attempts(state, decoders, request, chunk, settings, retries)?;
+    let after_text = guard::joined(&after);
+    let alone = hear_alone(state, retries)?;
+    let alone_text = guard::joined(&alone);
+    if !guard::better_alone(&after_text, &alone_text, &said.text) {
+        return Ok(after);
+    }
+    tracing::debug!(
+        after = after_text,
+        alone = alone_text,
+        "the chunk heard alone reads better than after what was said before"
+    );
+    retries.alone += 1;
+    Ok(alone)
+}
+
+/// [`hear_chunk`]'s attempts on one chunk, its start (if said before) read as its text.
+fn hear_attempts(
+    state: &mut WhisperState,
+    decoders: &Decoders,
+    request: &EngineRequest<'_>,
+    chunk: &Chunk<'_>,
+    settings: &Settings,
+    retries: &mut Retries,
+) -> Result<Vec<Segment>, EngineError> {
+    let whole = chunk.samples.len() as f64 / SAMPLE_RATE;
+    let fitted = settings.window.frames_for(whole);
+    // What comes after audio said before is judged on its own, in its own timeline.
+    let before = chunk.said.map_or(0.0, |said| said.seconds.min(whole));
+    let seconds = whole - before;
+    let after_said = |heard: Vec<Segment>| -> Vec<Segment> {
+        heard
+            .into_iter()
+            .map(|s| s.retimed(|t| (t - before).max(0.0)))
+            .collect()
+    };
+    let in_chunk = |heard: Vec<Segment>| -> Vec<Segment> {
+        heard.into_iter().map(|s| s.shifted(before)).collect()
+    };
     let mut best: Option<(Vec<Segment>, Verdict)> = None;
     for (n, attempt) in settings.recovery.attempts(fitted).into_iter().enumerate() {
         if n == 1 {
@@ -103,13 +176,16 @@ pub(super) fn hear_chunk(
         } else {
             transcribe_chunk(state, request, chunk, &attempt, settings, retries)?
         };
-        let heard = guard::drop_echoes(heard, seconds);
+        let mut heard = guard::drop_echoes(after_said(heard), seconds);
+        if let Some(said) = chunk.said {
+            heard = guard::drop_said_again(heard, &said.text);
+        }
         if guard::is_silence(&heard, guard::no_speech_bar(request.provisional)) {
             return Ok(Vec::new());
         }
         let verdict = Verdict::of(&heard, seconds, attempt.window.is_some());
         if verdict == Verdict::Fine {
-            return Ok(heard);
+            return Ok(in_chunk(heard));
         }
         tracing::debug!(
             "{seconds:.1} s chunk, window {:?}, sampled {}: {verdict:?} in {:?}",
@@ -132,16 +208,22 @@ pub(super) fn hear_chunk(
     };
     if verdict.is_loop() {
         retries.cut += 1;
-        return Ok(guard::within_time(guard::cut_loops(heard), seconds));
+        return Ok(in_chunk(guard::within_time(
+            guard::cut_loops(heard),
+            seconds,
+        )));
     }
-    Ok(heard)
+    Ok(in_chunk(heard))
 }
 
 /// One chunk as whisper is asked to hear it.
+#[derive(Clone, Copy)]
 pub(super) struct Chunk<'a> {
     pub(super) samples: &'a [f32],
     /// None detects.
     pub(super) language: Option<&'a str>,
+    /// Its start, said before.
+    pub(super) said: Option<&'a Said>,
 }
 
 /// The decoding parameters of a chunk.
@@ -270,7 +352,14 @@ fn decode(
     let padded = padded_for_dtw(chunk.samples, settings.aligned);
     let samples: &[f32] = &padded;
     let seconds = samples.len() as f64 / SAMPLE_RATE;
+    let said_tokens = chunk.said.map_or(&[][..], |said| &said.tokens[..]);
     let watch = Watch {
+        forced: match chunk.said {
+            Some(said) => std::iter::once(settings.first_timestamp)
+                .chain(said.tokens.iter().copied())
+                .collect(),
+            None => Vec::new(),
+        },
         max_tokens: guard::max_tokens(seconds),
         eot: settings.reading.first_special,
         end_timestamp: settings.first_timestamp
@@ -306,7 +395,7 @@ fn decode(
         },
         ..settings.reading
     };
-    let mut reader = tokens::Reader::new(&reading);
+    let mut reader = tokens::Reader::new(&reading).skipping(said_tokens.len());
     for segment in state.as_iter() {
         let text = segment.to_str_lossy().map_err(failed)?.trim().to_string();
         let read = reader.read(&segment, text)?;
@@ -336,6 +425,7 @@ fn decode(
         let tail_chunk = Chunk {
             samples: rest,
             language: chunk.language,
+            said: None,
         };
         retries.tails += 1;
         // The text so far is the rest's prompt, as whisper.cpp's next pass would have it, but

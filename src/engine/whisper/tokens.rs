@@ -40,6 +40,9 @@ pub(super) struct Reader<'a> {
     reading: &'a Reading,
     /// The moment of the last text token read.
     previous_end: Option<f64>,
+    /// Text tokens at the decode's start still to leave out: text said before, which the
+    /// decoder was made to read (see [`super::run::Said`]).
+    skip: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -47,6 +50,16 @@ impl<'a> Reader<'a> {
         Reader {
             reading,
             previous_end: None,
+            skip: 0,
+        }
+    }
+
+    /// The reader of a decode whose first `tokens` text tokens are left out: their segment
+    /// reads the text after them (a segment of them alone reads as empty).
+    pub fn skipping(self, tokens: usize) -> Reader<'a> {
+        Reader {
+            skip: tokens,
+            ..self
         }
     }
 
@@ -57,10 +70,24 @@ impl<'a> Reader<'a> {
         segment: &WhisperSegment<'_>,
         text: String,
     ) -> Result<Segment, EngineError> {
-        let tokens = raw_tokens(segment)?;
+        let mut tokens = raw_tokens(segment)?;
         let start = segment.start_timestamp() as f64 / 100.0;
         let end = segment.end_timestamp() as f64 / 100.0;
         let reading = self.reading;
+        let text = if self.skip > 0 {
+            let said = left_out(&mut tokens, reading.first_special, &mut self.skip);
+            // The moment the text said before ends is where the first token after it starts.
+            if let Some(moment) = said
+                .iter()
+                .rev()
+                .find_map(|t| (t.t_dtw >= 0).then_some(t.t_dtw))
+            {
+                self.previous_end = Some(moment as f64 / 100.0);
+            }
+            text_of(&tokens, reading.first_special)
+        } else {
+            text
+        };
         let timed = timed(
             &tokens,
             reading.first_special,
@@ -81,6 +108,43 @@ impl<'a> Reader<'a> {
             detail: Some(detail),
         })
     }
+}
+
+/// Takes the first `skip` text tokens (and the special tokens among and before them) out of
+/// `tokens`, counting `skip` down, and after them the marks that close the text said before
+/// (a "." or "?" with no space in front, which the decoder adds to it); returns them.
+fn left_out(tokens: &mut Vec<RawToken>, first_special: i32, skip: &mut usize) -> Vec<RawToken> {
+    if *skip == 0 {
+        return Vec::new();
+    }
+    let mut taken = 0;
+    while taken < tokens.len() && *skip > 0 {
+        if tokens[taken].id < first_special {
+            *skip -= 1;
+        }
+        taken += 1;
+    }
+    while taken < tokens.len() && *skip == 0 && closes_a_sentence(&tokens[taken], first_special) {
+        taken += 1;
+    }
+    tokens.drain(..taken).collect()
+}
+
+/// A text token of marks alone, written without a space before it.
+fn closes_a_sentence(token: &RawToken, first_special: i32) -> bool {
+    token.id < first_special
+        && !token.bytes.is_empty()
+        && token.bytes.iter().all(|b| b.is_ascii_punctuation())
+}
+
+/// The text of `tokens`' text tokens, trimmed.
+fn text_of(tokens: &[RawToken], first_special: i32) -> String {
+    let bytes: Vec<u8> = tokens
+        .iter()
+        .filter(|t| t.id < first_special)
+        .flat_map(|t| t.bytes.iter().copied())
+        .collect();
+    String::from_utf8_lossy(&bytes).trim().to_string()
 }
 
 /// The tokens of `segment` as whisper.cpp reports them.
@@ -236,6 +300,41 @@ mod tests {
             times(&timed(&two, EOT, 4.0, &mut previous_end)),
             [(Some(6.4), Some(6.62)), (Some(6.62), Some(7.02))]
         );
+    }
+
+    #[test]
+    fn text_said_before_is_left_out_of_the_segments_that_hold_it() {
+        let mut skip = 3;
+        // <|0.00|> " ten of" <|1.00|>: two text tokens, both left out.
+        let mut first = vec![
+            raw(EOT + 1, "[_BEG_]", 0, 0, -1),
+            raw(1, " ten", 0, 0, 20),
+            raw(2, " of", 0, 0, 40),
+            raw(EOT + 51, "[_TT_50]", 0, 0, -1),
+        ];
+        let said = left_out(&mut first, EOT, &mut skip);
+        assert_eq!(said.len(), 4);
+        assert_eq!(text_of(&first, EOT), "");
+        assert_eq!(skip, 1);
+        // " clubs" ends what was said before; " four queen" comes after it.
+        let mut second = vec![
+            raw(EOT + 51, "[_TT_50]", 0, 0, -1),
+            raw(3, " clubs", 0, 0, 60),
+            raw(4, " four", 0, 0, 80),
+            raw(5, " queen", 0, 0, 100),
+        ];
+        left_out(&mut second, EOT, &mut skip);
+        assert_eq!(skip, 0);
+        assert_eq!(text_of(&second, EOT), "four queen");
+        // The mark that closes the text said before is left out with it.
+        let (mut skip, mut closed) = (1, vec![raw(7, " hearts", 0, 0, 20), raw(8, ".", 0, 0, 30)]);
+        closed.push(raw(9, " five", 0, 0, 50));
+        left_out(&mut closed, EOT, &mut skip);
+        assert_eq!(text_of(&closed, EOT), "five");
+        // Nothing left to skip: nothing taken.
+        let mut third = vec![raw(6, " of", 0, 0, 120)];
+        assert!(left_out(&mut third, EOT, &mut skip).is_empty());
+        assert_eq!(text_of(&third, EOT), "of");
     }
 
     #[test]

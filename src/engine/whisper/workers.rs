@@ -81,6 +81,7 @@ fn hear_taken(
         let chunk = Chunk {
             samples,
             language: settings.language.as_deref(),
+            said: settings.said_before.as_ref().filter(|_| index == 0),
         };
         let result = if samples.is_empty() {
             Ok(Vec::new())

@@ -39,5 +39,6 @@ pub fn request<'a>(
         cancel: Cancel::new(),
         calls_at_once: 1,
         provisional: false,
+        said_before: None,
     }
 }

@@ -1,0 +1,87 @@
+//! A chunk heard after what was said before it, on the real whisper engine and real voices: the
+//! decoder made to read the audio in front as its committed text returns only the words after
+//! it, timed after it; a text in front that does not match its audio never costs the chunk its
+//! words (the chunk heard alone is kept where the reading after it fails).
+//! Skipped without VERBATIM_TEST_MODELS.
+
+#![cfg(feature = "whisper")]
+
+use crate::common;
+
+use verbatim::engine::whisper::WhisperEngine;
+use verbatim::engine::{Engine, EngineOutput, EngineRequest, SaidBefore, Task};
+use verbatim::transcribe::numbers::normalize_numbers;
+use verbatim_sim::{Clip, Corpus, word_errors};
+
+const RATE: f64 = 16_000.0;
+
+/// `before`, half a second of silence, then `after`; and where `after` starts.
+fn joined(before: &Clip, after: &Clip) -> (Vec<f32>, usize) {
+    let mut samples = before.samples.to_vec();
+    samples.resize(samples.len() + 8_000, 0.0);
+    let start = samples.len();
+    samples.extend_from_slice(&after.samples);
+    (samples, start)
+}
+
+/// `samples` heard as one chunk whose first `said` samples were said as `text`.
+fn hear_after(engine: &WhisperEngine, samples: &[f32], said: usize, text: &str) -> EngineOutput {
+    let request = EngineRequest {
+        said_before: Some(SaidBefore {
+            text: text.into(),
+            samples: said,
+        }),
+        chunks: std::iter::once(0..samples.len()).collect(),
+        ..common::engine::request(samples, true, "en", Task::Transcribe, false)
+    };
+    engine.transcribe("tiny.en", &request).expect("transcribed")
+}
+
+fn errors(reference: &str, heard: &str) -> usize {
+    word_errors(&normalize_numbers(reference), &normalize_numbers(heard)).0
+}
+
+#[test]
+fn a_chunk_read_after_its_committed_start_returns_only_the_words_after_it() {
+    let Some(models) = common::test_models() else {
+        return;
+    };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let (first, second) = (
+        corpus.clip("real-goforward").unwrap(),
+        corpus.clip("real-something").unwrap(),
+    );
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
+    assert!(engine.hears_said_before());
+    let (samples, start) = joined(first, second);
+    let heard = hear_after(&engine, &samples, start, "Go forward 10 meters.");
+    assert_eq!(errors(&second.entry.text, &heard.text), 0, "{}", heard.text);
+    let from = start as f64 / RATE;
+    assert!(
+        heard.segments.iter().all(|s| s.start >= from - 0.01),
+        "{:?}",
+        heard.segments
+    );
+    assert_eq!(engine.retries().alone, 0, "{:?}", engine.retries());
+}
+
+#[test]
+fn a_text_in_front_that_its_audio_does_not_say_never_costs_the_chunk_its_words() {
+    let Some(models) = common::test_models() else {
+        return;
+    };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let (first, second) = (
+        corpus.clip("real-goforward").unwrap(),
+        corpus.clip("real-something").unwrap(),
+    );
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
+    let (samples, start) = joined(first, second);
+    // The text in front already says the chunk's words: read after it, whisper has nothing
+    // left to say (or says them again), and the chunk heard alone is kept.
+    let heard = hear_after(&engine, &samples, start, "Go somewhere and do something.");
+    assert_eq!(errors(&second.entry.text, &heard.text), 0, "{}", heard.text);
+    // Audio in front with no text (a chunk heard as nothing) is not heard at all.
+    let heard = hear_after(&engine, &samples, start, "");
+    assert_eq!(errors(&second.entry.text, &heard.text), 0, "{}", heard.text);
+}
