@@ -6,7 +6,8 @@
 //! VERBATIM_TEST_MODELS=~/.cache/verbatim/models \
 //!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
 //!     [--window full|FRAMES] [--after SECONDS] [--prompt-previous | --prompt-so-far] \
-//!     [--guard-repeats] [--aligned [--short-under S]] [--choose] [--lead S] [--show] \
+//!     [--guard-repeats] [--aligned [--short-under S]] [--choose] [--lead S] [--said-before] \
+//!     [--show] \
 //!     LIST CONTEXT_SECONDS...
 //! ```
 //!
@@ -30,6 +31,8 @@
 //! `--short-under S` (with `--aligned`) puts the turns before in front of turns shorter than S
 //! seconds only; longer turns are heard alone.
 //! `--lead S` hears each turn alone after S seconds of silence (CONTEXT is then not used).
+//! `--said-before` hears each turn as live dictation does: the turns that started up to 15 s
+//! before it in front, read as their kept texts (CONTEXT is then not used).
 //! `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted to it of
 //! at least FRAMES encoder frames (default: the server's floor, 250).
 
@@ -47,11 +50,14 @@ use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::{DEFAULT_FLOOR_FRAMES, EncoderWindow, WhisperEngine};
 use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice};
 use verbatim::transcribe::numbers::normalize_numbers;
+use verbatim::transcribe::said_before::SaidBeforeChunks;
 use verbatim_sim::word_errors;
 
 use args::Args;
 
 const RATE: f64 = 16_000.0;
+/// How long a pause lasts when live audio commits the turn before it (seconds).
+const COMMIT_PAUSE: f64 = 0.72;
 
 fn main() {
     tracing_subscriber::fmt()
@@ -65,6 +71,7 @@ fn main() {
     let show = args.flag("--show");
     let aligned = args.flag("--aligned");
     let choose = args.flag("--choose");
+    let said_before = args.flag("--said-before");
     let after: f64 = args.value("--after", "0").parse().expect("--after seconds");
     let lead: f64 = args.value("--lead", "0").parse().expect("--lead seconds");
     let short_under: f64 = args
@@ -123,6 +130,7 @@ fn main() {
     }
 
     for context in contexts {
+        let (mut said, mut taken) = (SaidBeforeChunks::default(), 0);
         let started = Instant::now();
         let mut texts = Vec::new();
         let mut straddled = 0;
@@ -141,6 +149,11 @@ fn main() {
                     surer(&engine, &model, &speech[turn.range()], texts.last(), show),
                     false,
                 )
+            } else if said_before {
+                let text = hear_after_said(
+                    &engine, &model, &speech, &mut said, &mut taken, turn, prompt,
+                );
+                (text, false)
             } else if aligned && (turn.samples.len() as f64) < short_under * RATE {
                 with_turns_before(&engine, &model, &speech, &turns, &texts, i, context, prompt)
             } else if lead > 0.0 {
@@ -212,6 +225,48 @@ fn with_context(
         .map(|w| w.word.trim().to_string())
         .collect();
     (kept.join(" "), straddles)
+}
+
+/// The turn heard as live audio hears it ([`SaidBeforeChunks`]): the audio up to the end of
+/// the pause that commits it taken, then heard with the turns before it in front, the decoder
+/// made to read them as their kept texts (the engine returns only what comes after them).
+fn hear_after_said(
+    engine: &WhisperEngine,
+    model: &str,
+    speech: &[f32],
+    said: &mut SaidBeforeChunks,
+    taken: &mut usize,
+    turn: &SpeechChunk,
+    initial_prompt: Option<String>,
+) -> String {
+    let committed_at = (turn.range().end + (COMMIT_PAUSE * RATE) as usize).min(speech.len());
+    if committed_at > *taken {
+        said.hear(&speech[*taken..committed_at]);
+        *taken = committed_at;
+    }
+    let (samples, said_before) = match said.before(turn) {
+        Some((samples, before)) => (samples, Some(before)),
+        None => (turn.samples.clone(), None),
+    };
+    let text = engine
+        .transcribe(
+            model,
+            &EngineRequest {
+                initial_prompt,
+                said_before,
+                ..EngineRequest::speech(
+                    &samples,
+                    std::iter::once(0..samples.len()).collect(),
+                    LanguageChoice::Exact("en".into()),
+                )
+            },
+        )
+        .expect("the engine hears the audio")
+        .text
+        .trim()
+        .to_string();
+    said.committed(turn.range(), &text);
+    text
 }
 
 /// The turn heard alone and with the text kept for the turn before as its prompt: the text of

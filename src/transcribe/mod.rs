@@ -15,6 +15,7 @@ mod readable;
 pub mod residency;
 mod resolve;
 mod run;
+pub mod said_before;
 mod side_by_side;
 mod speech;
 mod words;

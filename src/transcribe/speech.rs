@@ -15,17 +15,20 @@
 //! read speech); with today's loop guard it still costs the corpus's 224 words 6–10 more
 //! errors with tiny.en (but for a rule against repeats) and 9–11 with base, gains one of the
 //! held-out 89, and about doubles the engine time (`docs/performance.md`, "The committed text
-//! as the prompt, again").
+//! as the prompt, again"). What was said before reaches a live chunk another way: an engine
+//! that can hears a committed chunk with the chunks before it in front, read as their
+//! committed text ([`SaidBeforeChunks`]).
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+use super::said_before::SaidBeforeChunks;
 use super::side_by_side::{CallSettings, SideBySide};
 use crate::audio::decode::SampleSink;
 use crate::audio::vad::{Chunker, Limits, SpeechChunk, Timeline};
 use crate::cancel::Cancel;
 use crate::engine::{
-    Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, ModelSpec, Segment,
+    Engine, EngineError, EngineOutput, EngineRequest, LanguageChoice, ModelSpec, Segment, Task,
 };
 
 /// Samples per second of the audio the engines take.
@@ -171,6 +174,9 @@ pub(super) struct Listener {
     side_by_side: Option<SideBySide>,
     /// A file's first chunk, while it waits for a second to be heard beside it.
     first: Option<SpeechChunk>,
+    /// Live audio on an engine that hears what was said before a chunk: the recent audio and
+    /// committed chunks.
+    said_before: Option<SaidBeforeChunks>,
 }
 
 impl Listener {
@@ -182,7 +188,12 @@ impl Listener {
             (false, Some(seconds)) => Limits::FILE.closing_after(seconds),
         };
         let language_guess = call.language_guess.clone();
+        let said_before = (call.live.is_some()
+            && call.engine.hears_said_before()
+            && call.task == Task::Transcribe)
+            .then(SaidBeforeChunks::default);
         Listener {
+            said_before,
             chunker: Chunker::within(call.vad, limits),
             call,
             whole,
@@ -217,6 +228,9 @@ impl Listener {
         }
         if let Some((whole, _)) = &mut self.whole {
             whole.extend_from_slice(samples);
+        }
+        if let Some(said_before) = &mut self.said_before {
+            said_before.hear(samples);
         }
         let started = Instant::now();
         let mut ready = Vec::new();
@@ -364,9 +378,8 @@ impl Listener {
         pass: OpenPass,
     ) -> (Option<EngineOutput>, Duration) {
         let started = Instant::now();
-        let whole = std::iter::once(0..chunk.samples.len()).collect();
         let provisional = matches!(pass, OpenPass::Provisional);
-        let heard = self.engine_call(&chunk.samples, whole, cancel, provisional);
+        let heard = self.hear_chunk(chunk, cancel, provisional);
         let took = started.elapsed();
         let heard_words = heard
             .as_ref()
@@ -482,11 +495,15 @@ impl Listener {
     /// Transcribes `chunk` in one engine call of its own; false when the engine failed or the
     /// request was cancelled.
     fn hear_alone(&mut self, chunk: SpeechChunk) -> bool {
-        let whole = std::iter::once(0..chunk.samples.len()).collect();
         let started = Instant::now();
         let (heard, ahead) = match self.heard_ahead.take() {
             Some((range, heard)) if range == chunk.range() => (Ok(heard), true),
-            _ => (self.call_engine(&chunk.samples, whole), false),
+            _ => (
+                self.with_engine(|listener| {
+                    listener.hear_chunk(&chunk, &listener.call.cancel, false)
+                }),
+                false,
+            ),
         };
         tracing::debug!(
             ahead,
@@ -499,6 +516,9 @@ impl Listener {
         let Some(heard) = self.heard_or_failed(heard) else {
             return false;
         };
+        if let Some(said_before) = &mut self.said_before {
+            said_before.committed(chunk.range(), &heard.text);
+        }
         self.keep(heard, &chunk.timeline());
         true
     }
@@ -690,6 +710,17 @@ impl Listener {
         samples: &[f32],
         chunks: Vec<Range<usize>>,
     ) -> Result<EngineOutput, EngineError> {
+        self.with_engine(|listener| {
+            listener.engine_call(samples, chunks, &listener.call.cancel, false)
+        })
+    }
+
+    /// `call`, timed, once the engine is this transcription's: live audio first takes a slot,
+    /// a file lets a live chunk waiting for the engine go first.
+    fn with_engine(
+        &mut self,
+        call: impl FnOnce(&Listener) -> Result<EngineOutput, EngineError>,
+    ) -> Result<EngineOutput, EngineError> {
         if let Some(held) = &mut self.call.held {
             held.give_way()?;
         }
@@ -702,9 +733,43 @@ impl Listener {
             None => None,
         };
         let started = Instant::now();
-        let output = self.engine_call(samples, chunks, &self.call.cancel, false);
+        let output = call(self);
         self.engine += started.elapsed();
         output
+    }
+
+    /// The engine call on a live `chunk` (stopped early by `cancel`; `provisional`: for
+    /// tentative text), its segments timed from the chunk's start. A committed chunk, or one
+    /// heard ahead to be committed, is heard with the chunks said before it in front
+    /// ([`SaidBeforeChunks`]), so that the commit and the pass ahead read the same; tentative
+    /// text is heard alone, which is quicker.
+    fn hear_chunk(
+        &self,
+        chunk: &SpeechChunk,
+        cancel: &Cancel,
+        provisional: bool,
+    ) -> Result<EngineOutput, EngineError> {
+        let before = self
+            .said_before
+            .as_ref()
+            .filter(|_| !provisional)
+            .and_then(|said_before| said_before.before(chunk));
+        let Some((samples, said)) = before else {
+            let whole = std::iter::once(0..chunk.samples.len()).collect();
+            return self.engine_call(&chunk.samples, whole, cancel, provisional);
+        };
+        let from = said.samples as f64 / SAMPLE_RATE;
+        let whole = std::iter::once(0..samples.len()).collect();
+        let request = EngineRequest {
+            said_before: Some(said),
+            ..self.request(&samples, whole, cancel, provisional)
+        };
+        let mut heard = self.call.engine.transcribe(self.call.model.id, &request)?;
+        heard.segments = std::mem::take(&mut heard.segments)
+            .into_iter()
+            .map(|s| s.retimed(|t| (t - from).max(0.0)))
+            .collect();
+        Ok(heard)
     }
 
     /// The engine call on `chunks` of `samples`, with the request's settings, stopped early
