@@ -37,25 +37,32 @@ fn hear_after(engine: &WhisperEngine, samples: &[f32], said: usize, text: &str) 
     engine.transcribe("tiny.en", &request).expect("transcribed")
 }
 
+/// The engine, the corpus's "go forward" then "go somewhere" recordings joined, where the second
+/// starts and what it says; None without the models.
+fn two_recordings() -> Option<(WhisperEngine, Vec<f32>, usize, String)> {
+    let models = common::test_models()?;
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let (first, second) = (
+        corpus.clip("real-goforward").unwrap(),
+        corpus.clip("real-something").unwrap(),
+    );
+    let (samples, start) = joined(first, second);
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
+    Some((engine, samples, start, second.entry.text.clone()))
+}
+
 fn errors(reference: &str, heard: &str) -> usize {
     word_errors(&normalize_numbers(reference), &normalize_numbers(heard)).0
 }
 
 #[test]
 fn a_chunk_read_after_its_committed_start_returns_only_the_words_after_it() {
-    let Some(models) = common::test_models() else {
+    let Some((engine, samples, start, second)) = two_recordings() else {
         return;
     };
-    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
-    let (first, second) = (
-        corpus.clip("real-goforward").unwrap(),
-        corpus.clip("real-something").unwrap(),
-    );
-    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
     assert!(engine.hears_said_before());
-    let (samples, start) = joined(first, second);
     let heard = hear_after(&engine, &samples, start, "Go forward 10 meters.");
-    assert_eq!(errors(&second.entry.text, &heard.text), 0, "{}", heard.text);
+    assert_eq!(errors(&second, &heard.text), 0, "{}", heard.text);
     let from = start as f64 / RATE;
     assert!(
         heard.segments.iter().all(|s| s.start >= from - 0.01),
@@ -67,21 +74,14 @@ fn a_chunk_read_after_its_committed_start_returns_only_the_words_after_it() {
 
 #[test]
 fn a_text_in_front_that_its_audio_does_not_say_never_costs_the_chunk_its_words() {
-    let Some(models) = common::test_models() else {
+    let Some((engine, samples, start, second)) = two_recordings() else {
         return;
     };
-    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
-    let (first, second) = (
-        corpus.clip("real-goforward").unwrap(),
-        corpus.clip("real-something").unwrap(),
-    );
-    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
-    let (samples, start) = joined(first, second);
     // The text in front already says the chunk's words: read after it, whisper has nothing
     // left to say (or says them again), and the chunk heard alone is kept.
     let heard = hear_after(&engine, &samples, start, "Go somewhere and do something.");
-    assert_eq!(errors(&second.entry.text, &heard.text), 0, "{}", heard.text);
+    assert_eq!(errors(&second, &heard.text), 0, "{}", heard.text);
     // Audio in front with no text (a chunk heard as nothing) is not heard at all.
     let heard = hear_after(&engine, &samples, start, "");
-    assert_eq!(errors(&second.entry.text, &heard.text), 0, "{}", heard.text);
+    assert_eq!(errors(&second, &heard.text), 0, "{}", heard.text);
 }
