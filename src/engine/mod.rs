@@ -67,7 +67,10 @@ pub struct EngineRequest<'a> {
     pub provisional: bool,
     /// The start of the first chunk was said before and its text is known: an engine that
     /// [`Engine::hears_said_before`] decodes that audio as that text (the way it would have gone
-    /// on from it had it heard both at once) and returns only what comes after it.
+    /// on from it had it heard both at once) and returns only what comes after it, timed from
+    /// the chunk's start as usual (so from the said audio's end on). Where that reading goes
+    /// wrong ([`guard::better_alone`]) it returns the rest of the chunk heard alone; audio said
+    /// before with no text is not heard at all.
     pub said_before: Option<SaidBefore>,
 }
 
