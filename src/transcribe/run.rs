@@ -1255,6 +1255,112 @@ mod tests {
         );
     }
 
+    /// An engine that hears what was said before a chunk: notes each call in `log` ("<samples>
+    /// said <samples said before> <text said before>", " provisional" for a provisional pass)
+    /// and hears one segment ("callN") from the end of what was said before to the end.
+    struct HearsSaidBefore {
+        log: Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    impl Engine for HearsSaidBefore {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<crate::engine::ModelOffer> {
+            super::testing::Gate::offers(&["tiny.en"])
+        }
+        fn hears_said_before(&self) -> bool {
+            true
+        }
+        fn transcribe(
+            &self,
+            _: &str,
+            r: &crate::engine::EngineRequest<'_>,
+        ) -> Result<EngineOutput, crate::engine::EngineError> {
+            let mut log = self.log.lock().unwrap();
+            let (said, text) = r
+                .said_before
+                .as_ref()
+                .map_or((0, ""), |s| (s.samples, s.text.as_str()));
+            let provisional = if r.provisional { " provisional" } else { "" };
+            log.push(format!(
+                "{} said {said} {text}{provisional}",
+                r.samples.len()
+            ));
+            let text = format!("call{}", log.len());
+            let (from, to) = (said as f64 / 16_000.0, r.samples.len() as f64 / 16_000.0);
+            Ok(EngineOutput {
+                text: text.clone(),
+                language: Some("en".into()),
+                segments: vec![crate::engine::Segment::new(from, to, text)],
+                processing_time: None,
+            })
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_committed_live_chunk_is_heard_after_the_chunks_said_before_it() {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let engine = HearsSaidBefore { log: log.clone() };
+        let (_dir, t) = transcriber(vec![Arc::new(engine)], 1);
+        let first = clip("en-founded");
+        let second_at = first.len() + 24_000;
+        let mut audio = first;
+        audio.extend(vec![0.0; 24_000]);
+        audio.extend(clip("real-something"));
+        audio.extend(vec![0.0; 8_000]);
+        let (blocks, heard) = std::sync::mpsc::channel();
+        let speaker = std::thread::spawn(move || {
+            for block in audio.chunks(320) {
+                blocks.send(block.to_vec()).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let settled = Arc::new(std::sync::Mutex::new(Vec::<TimedText>::new()));
+        let noted = settled.clone();
+        let on_progress: ProgressSink = Box::new(move |progress| {
+            if let Progress::Segments(timed) = progress {
+                noted.lock().unwrap().extend(timed.iter().cloned());
+            }
+        });
+        let mut options = options("tiny.en");
+        options.vad = Some(true);
+        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
+        let transcript = planned
+            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
+            .await
+            .unwrap();
+        speaker.join().unwrap();
+        let settled = settled.lock().unwrap().clone();
+        let log = log.lock().unwrap().clone();
+        assert_eq!(settled.len(), 2, "{log:?}");
+        // The second chunk was heard (ahead or at its commit) with the first in front, read as
+        // the text committed for it; provisional passes were heard alone.
+        let second_call: usize = settled[1].text.trim_start_matches("call").parse().unwrap();
+        let call = &log[second_call - 1];
+        let (samples, rest) = call.split_once(" said ").unwrap();
+        let (said, text) = rest.split_once(' ').unwrap();
+        let (samples, said): (usize, usize) = (samples.parse().unwrap(), said.parse().unwrap());
+        assert_eq!(text, settled[0].text, "{log:?}");
+        assert!(said > 0 && samples > said, "{log:?}");
+        assert!(
+            log.iter()
+                .filter(|call| call.ends_with(" provisional"))
+                .all(|call| call.contains(" said 0 ")),
+            "{log:?}"
+        );
+        // Its segment lies in the audio's timeline after what was said before it.
+        let second_start = second_at as f64 / 16_000.0;
+        assert!(
+            settled[1].start >= second_start - 0.6 && settled[0].end <= settled[1].start,
+            "{settled:?}"
+        );
+        assert_eq!(
+            transcript.raw_text,
+            format!("{} {}", settled[0].text, settled[1].text)
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn live_audio_reports_speech_provisional_text_and_commits_in_order() {
         use super::testing::Recorder;
