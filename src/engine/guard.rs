@@ -328,7 +328,11 @@ const PHRASE_WORDS: usize = 4;
 /// within a longer text, "very, very very clear", is left to the guard), unless the two
 /// readings of [`MIN_WORDS_TO_COMPARE`] words or more share fewer than half their words: then
 /// whisper read the text before over other audio than its own, and wrote that audio as the
-/// chunk's ("Go forward 10 meters." after "Go somewhere and do something." read over it). A
+/// chunk's ("Go forward 10 meters." after "Go somewhere and do something." read over it). So
+/// is `alone` when it says a run of [`MIN_SAID_AGAIN_WORDS`] words of `said` more often than
+/// `after`: the speaker said those words again, and [`drop_said_again`] took them for whisper
+/// saying them again ("Laugh less heartily so." for "Laugh less heartily, so we have still
+/// that resource." after "We laugh less heartily, so we have still that resource."). A
 /// shorter chunk is one word or two, which the readings may well all hear differently
 /// ("Foxtrot" after the words before, "Foxtrad" alone).
 pub fn better_alone(after: &str, alone: &str, said: &str) -> bool {
@@ -344,7 +348,11 @@ pub fn better_alone(after: &str, alone: &str, said: &str) -> bool {
         let times = times_said(phrase, &after);
         times > times_said(phrase, &alone) && (times > 1 || times_said(phrase, &said) > 0)
     });
-    says_again || (said_twice(&after) && !said_twice(&alone))
+    // Words the speaker said again, dropped from the reading after as said again.
+    let left_out = alone.windows(MIN_SAID_AGAIN_WORDS).any(|phrase| {
+        times_said(phrase, &said) > 0 && times_said(phrase, &alone) > times_said(phrase, &after)
+    });
+    says_again || left_out || (said_twice(&after) && !said_twice(&alone))
 }
 
 /// Whether `words` say one phrase twice and nothing else (a word after them aside).
@@ -913,6 +921,12 @@ mod tests {
             "Go forward 10 meters.",
             "Go somewhere and do something.",
             "Go somewhere and do something."
+        ));
+        // Words the speaker said again, left out of the reading after as said again.
+        assert!(better_alone(
+            "Laugh less heartily so.",
+            "Laugh less heartily so we have still that resource.",
+            "We laugh less heartly so we have still that resource."
         ));
         // Other differences are the better reading of the words before.
         assert!(!better_alone(
