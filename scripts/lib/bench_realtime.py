@@ -212,6 +212,9 @@ def one_session(server, recordings, seconds, rounds, work, model):
             "words": words,
             "errors": errors,
             "file_errors": file_errors,
+            "reference": reference,
+            "streamed_text": heard,
+            "file_text": answer["text"],
             "commit_to_delta_ms": [(t["delta"] - t["committed"]) * 1000 for t in done
                                    if t["delta"] is not None],
             "commit_to_completed_ms": [(t["completed"] - t["committed"]) * 1000 for t in done],
