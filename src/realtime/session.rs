@@ -264,8 +264,10 @@ impl Session {
         let Some(mut turns) = self.turns.take() else {
             return Err(Refusal::new(SERVER_ERROR, "the session's audio was lost"));
         };
+        let ahead_by = self.jobs.hear_ahead_by();
         let done = tokio::task::spawn_blocking(move || {
             let out = work(&mut turns);
+            turns.hear_ahead_by(ahead_by.as_secs_f64());
             let ahead = turns.ahead();
             (turns, (out, ahead))
         })

@@ -2,10 +2,12 @@
 //! each through the one transcription path (the engine queue with everyone else's work, the
 //! dictionary and numbers, the history policy of [`Caller::Stream`]). The segments of a turn are
 //! reported as deltas as soon as the engine has them, then its whole text. A turn is heard ahead
-//! in the pause that may end it, so that its text is ready when the pause has lasted long
-//! enough to commit it.
+//! in the pause that may end it, as long before its commit as the last turn took to be heard,
+//! so that its text is ready when the pause has lasted long enough to commit it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::watch;
@@ -95,22 +97,39 @@ async fn planned(
 pub struct TurnSender {
     pub committed: UnboundedSender<TurnJob>,
     pub ahead: watch::Sender<Option<Arc<AheadJob>>>,
+    /// How long the last turn took to be heard (milliseconds, waiting in line aside).
+    last_heard_in: Arc<AtomicU64>,
+}
+
+impl TurnSender {
+    /// How long before its commit a turn is best heard ahead for its text to be ready then:
+    /// what the last turn took to be heard, and a quarter more.
+    pub fn hear_ahead_by(&self) -> Duration {
+        Duration::from_millis(self.last_heard_in.load(Ordering::Relaxed)).mul_f64(1.25)
+    }
 }
 
 /// What [`transcribe_turns`] takes from a [`TurnSender`].
 pub struct TurnReceiver {
     committed: UnboundedReceiver<TurnJob>,
     ahead: watch::Receiver<Option<Arc<AheadJob>>>,
+    last_heard_in: Arc<AtomicU64>,
 }
 
 /// A session's [`TurnSender`] and the [`TurnReceiver`] its transcription of turns reads.
 pub fn turn_channels() -> (TurnSender, TurnReceiver) {
     let (committed, committed_in) = unbounded_channel();
     let (ahead, ahead_in) = watch::channel(None);
-    let sender = TurnSender { committed, ahead };
+    let last_heard_in = Arc::new(AtomicU64::new(0));
+    let sender = TurnSender {
+        committed,
+        ahead,
+        last_heard_in: last_heard_in.clone(),
+    };
     let receiver = TurnReceiver {
         committed: committed_in,
         ahead: ahead_in,
+        last_heard_in,
     };
     (sender, receiver)
 }
@@ -143,7 +162,8 @@ struct TurnText {
 /// ahead (in line with everyone else's work, as a committed turn would be, unless half of the
 /// places in line are taken): if the pause ends it, its commit takes what was heard (or waits
 /// for the pass under way) instead of going to the engine again. The voice coming back, or
-/// another turn settling, stops the pass.
+/// another turn settling, stops the pass. How long each turn took to be heard is noted for the
+/// session ([`TurnSender::hear_ahead_by`]).
 pub async fn transcribe_turns(
     transcriber: Arc<Transcriber>,
     mut input: TurnReceiver,
@@ -159,7 +179,8 @@ pub async fn transcribe_turns(
                 .take()
                 .filter(|(ahead, _)| ahead.is_for(&job))
                 .map(|(_, text)| text);
-            if !report_turn(&transcriber, job, ready, &reports).await {
+            let took = &input.last_heard_in;
+            if !report_turn(&transcriber, job, ready, took, &reports).await {
                 return;
             }
             continue;
@@ -168,7 +189,7 @@ pub async fn transcribe_turns(
             .take()
             .filter(|_| transcriber.has_room_for_spare_work())
         {
-            let pass = hear_ahead(&transcriber, ahead.clone());
+            let pass = hear_ahead(&transcriber, ahead.clone(), &input.last_heard_in);
             tokio::pin!(pass);
             tokio::select! {
                 biased;
@@ -214,11 +235,12 @@ pub async fn transcribe_turns(
 }
 
 /// Reports the committed turn `job`: its text `ready` if it was heard ahead, else as the engine
-/// gives it. False once nobody listens.
+/// gives it (the time that took noted in `took`). False once nobody listens.
 async fn report_turn(
     transcriber: &Arc<Transcriber>,
     job: TurnJob,
     ready: Option<TurnText>,
+    took: &AtomicU64,
     reports: &UnboundedSender<TurnReport>,
 ) -> bool {
     let samples = job.turn.samples.len();
@@ -242,7 +264,8 @@ async fn report_turn(
                     delta,
                 });
             };
-            hear(transcriber, job.turn.samples, job.options, job.save, deltas).await
+            let heard = hear(transcriber, job.turn.samples, job.options, job.save, deltas).await;
+            note_time(heard, took)
         }
     };
     let report = match heard {
@@ -256,14 +279,30 @@ async fn report_turn(
     reports.send(report).is_ok() && reports.send(TurnReport::Done { samples }).is_ok()
 }
 
-/// Hears `ahead` as its commit would be heard (never saved). None when it could not be heard
-/// (its commit then goes to the engine itself).
-async fn hear_ahead(transcriber: &Arc<Transcriber>, ahead: Arc<AheadJob>) -> Option<TurnText> {
+/// What [`hear`] gave, its time noted in `took`.
+fn note_time(
+    heard: Result<(String, f64, Duration), TranscribeError>,
+    took: &AtomicU64,
+) -> Result<(String, f64), TranscribeError> {
+    heard.map(|(text, seconds, time)| {
+        took.store(time.as_millis() as u64, Ordering::Relaxed);
+        (text, seconds)
+    })
+}
+
+/// Hears `ahead` as its commit would be heard (never saved), the time that took noted in
+/// `took`. None when it could not be heard (its commit then goes to the engine itself).
+async fn hear_ahead(
+    transcriber: &Arc<Transcriber>,
+    ahead: Arc<AheadJob>,
+    took: &AtomicU64,
+) -> Option<TurnText> {
     let deltas = Arc::new(Mutex::new(Vec::new()));
     let noted = deltas.clone();
     let note = move |delta| noted.lock().unwrap_or_else(|p| p.into_inner()).push(delta);
     let samples = ahead.samples.clone();
     let heard = hear(transcriber, samples, ahead.options.clone(), false, note).await;
+    let heard = note_time(heard, took);
     let deltas = std::mem::take(&mut *deltas.lock().unwrap_or_else(|p| p.into_inner()));
     match heard {
         Ok((transcript, seconds)) => Some(TurnText {
@@ -280,14 +319,14 @@ async fn hear_ahead(transcriber: &Arc<Transcriber>, ahead: Arc<AheadJob>) -> Opt
 
 /// Transcribes a turn's `samples` through the one transcription path; `on_delta` gets each
 /// segment's text as the engine gives it (with the space that joins it to the one before).
-/// The whole text and the audio's length.
+/// The whole text, the audio's length and the time it took to be heard (waiting in line aside).
 async fn hear(
     transcriber: &Arc<Transcriber>,
     samples: Vec<f32>,
     options: TranscribeOptions,
     save: bool,
     mut on_delta: impl FnMut(String) + Send + 'static,
-) -> Result<(String, f64), TranscribeError> {
+) -> Result<(String, f64, Duration), TranscribeError> {
     let planned = transcriber
         .plan(options, false, Caller::Stream { save })
         .await?;
@@ -313,7 +352,11 @@ async fn hear(
     let transcript = planned
         .run_streaming(Audio::Samples(samples), Some(deltas))
         .await?;
-    Ok((transcript.text.trim().to_string(), transcript.duration))
+    Ok((
+        transcript.text.trim().to_string(),
+        transcript.duration,
+        transcript.stages.busy(),
+    ))
 }
 
 #[cfg(test)]
@@ -322,7 +365,7 @@ mod tests {
 
     use super::*;
     use crate::realtime::turns::Turn;
-    use crate::transcribe::testing::{Recorder, transcriber};
+    use crate::transcribe::testing::{Recorder, Slow, transcriber};
 
     /// A real recording (16 kHz), so that voice detection passes it to the engine.
     fn speech() -> Vec<f32> {
@@ -432,5 +475,29 @@ mod tests {
         let (_, text) = turn_reports(&mut reports).await;
         assert_eq!(text, "call5");
         assert_eq!(log.lock().unwrap().len(), 5);
+    }
+
+    #[tokio::test]
+    async fn the_time_a_turn_took_to_be_heard_tells_how_long_before_its_commit_to_hear_the_next() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let pause = Duration::from_millis(200);
+        let engine = Arc::new(Slow {
+            log: log.clone(),
+            pause,
+            words_from: 0,
+        });
+        let (_dir, transcriber) = transcriber(vec![engine], 4);
+        let (sender, receiver) = turn_channels();
+        let (reports_to, mut reports) = unbounded_channel();
+        let _worker = tokio::spawn(transcribe_turns(transcriber, receiver, reports_to));
+        assert_eq!(sender.hear_ahead_by(), Duration::ZERO);
+        sender
+            .committed
+            .send(committed("a", &speech(), false))
+            .unwrap();
+        turn_reports(&mut reports).await;
+        let ahead_by = sender.hear_ahead_by();
+        assert!(ahead_by >= pause.mul_f64(1.25), "{ahead_by:?}");
+        assert!(ahead_by < Duration::from_secs(5), "{ahead_by:?}");
     }
 }

@@ -25,9 +25,10 @@ const MIN_COMMIT_SAMPLES: usize = RATE / 10;
 /// (`scripts/bench-realtime --sessions 20`, docs/performance.md).
 const CUT_AT_DIPS_AFTER_SECONDS: f64 = 10.0;
 
-/// A turn in a pause that may end it is given to be heard ahead ([`Turns::ahead`]) this long
-/// before the pause would commit it: about what a turn takes to be heard (tiny.en on 2 cores:
-/// 0.22 s, the median from commit to text). Given as soon as the pause began, with 20 sessions
+/// A turn in a pause that may end it is given to be heard ahead ([`Turns::ahead`]) at least this
+/// long before the pause would commit it, and as long as the session's last turn took to be
+/// heard ([`Turns::hear_ahead_by`]): about what a turn takes to be heard alone (tiny.en on 2
+/// cores: 0.22 s, the median from commit to text). Given as soon as the pause began, with 20 sessions
 /// at once, the engine did 64 % more work, most of it on pauses the voice ended; given 0.3 s
 /// before the commit (0.18 s into the default pause), 25-30 % more, for nearly the same gain:
 /// text 0.66 s behind its audio (median) instead of 0.80 s (`scripts/bench-realtime --sessions
@@ -141,6 +142,8 @@ pub struct Turns {
     last_item: Option<String>,
     /// Where the turn [`Turns::ahead`] last gave lies (samples since the session began).
     settling: Option<Range<usize>>,
+    /// How long before its commit a turn is given ahead (samples).
+    ahead_by: usize,
 }
 
 impl Turns {
@@ -157,6 +160,7 @@ impl Turns {
             open_item: None,
             last_item: None,
             settling: None,
+            ahead_by: (AHEAD_OF_COMMIT_SECONDS * RATE as f64) as usize,
         };
         // Nothing is heard yet, so nothing comes of it.
         let _ = turns.set_detection(detection);
@@ -266,9 +270,17 @@ impl Turns {
         self.hear(&pending)
     }
 
+    /// A turn is given ahead `seconds` before its commit, [`AHEAD_OF_COMMIT_SECONDS`] at least
+    /// (as soon as its pause begins, if that is sooner): so long that its text is ready at the
+    /// commit, when turns take that long to be heard.
+    pub fn hear_ahead_by(&mut self, seconds: f64) {
+        let seconds = seconds.max(AHEAD_OF_COMMIT_SECONDS);
+        self.ahead_by = (seconds * RATE as f64) as usize;
+    }
+
     /// What changed since the last call in the turn that settles unless more speech comes
     /// (None: nothing). With detection, in a pause that may end the open turn, once it is
-    /// [`AHEAD_OF_COMMIT_SECONDS`] from committing it, the turn as its commit would hold it,
+    /// [`Turns::hear_ahead_by`] from committing it, the turn as its commit would hold it,
     /// which can be heard ahead while the pause lasts; then [`Ahead::Nothing`] once the voice
     /// comes back or the turn is committed. Without detection nothing settles before the
     /// client's commit.
@@ -284,7 +296,7 @@ impl Turns {
         // The pause commits the turn once it has lasted `long_pause` frames past the padding
         // after the turn's end.
         let to_commit = (limits.long_pause + limits.padding) * FRAME;
-        let after = to_commit.saturating_sub((AHEAD_OF_COMMIT_SECONDS * RATE as f64) as usize);
+        let after = to_commit.saturating_sub(self.ahead_by);
         let heard = self.heard;
         let now = chunker
             .settling()
@@ -589,6 +601,41 @@ mod tests {
         let mut manual = Turns::new(rate, None);
         stream(&mut manual, &clip("real-goforward", rate), rate);
         assert_eq!(manual.ahead(), None, "without detection nothing settles");
+    }
+
+    #[test]
+    fn a_turn_is_given_ahead_as_long_before_its_commit_as_turns_take_to_be_heard() {
+        // Where a turn is first given ahead, and where it is committed (ms of audio heard).
+        let given_and_committed = |ahead_by: Option<f64>| {
+            let rate = 16_000;
+            let mut audio = clip("real-goforward", rate);
+            audio.extend(silence(2.0, rate));
+            let mut turns = Turns::new(rate, Some(TurnDetection::DEFAULT));
+            if let Some(seconds) = ahead_by {
+                turns.hear_ahead_by(seconds);
+            }
+            let (mut given, mut committed_at) = (None, None);
+            for (i, block) in audio.chunks(rate as usize / 100).enumerate() {
+                let heard = turns.append(block).unwrap();
+                if !committed(&heard).is_empty() {
+                    committed_at.get_or_insert(i * 10);
+                }
+                if let Some(Ahead::Settling(_)) = turns.ahead() {
+                    given.get_or_insert(i * 10);
+                }
+            }
+            (given.unwrap(), committed_at.unwrap())
+        };
+        let (given, committed) = given_and_committed(None);
+        assert_eq!(committed - given, 300, "0.3 s before its commit");
+        let (given, committed) = given_and_committed(Some(0.4));
+        assert_eq!(committed - given, 400);
+        // Never less than 0.3 s; never before the pause begins (0.72 s of silence and the
+        // padding after the speech commit it).
+        let (given, committed) = given_and_committed(Some(0.1));
+        assert_eq!(committed - given, 300);
+        let (soonest, committed) = given_and_committed(Some(30.0));
+        assert!((400..=960).contains(&(committed - soonest)), "{soonest}");
     }
 
     #[test]
