@@ -25,14 +25,14 @@ const MIN_COMMIT_SAMPLES: usize = RATE / 10;
 /// (`scripts/bench-realtime --sessions 20`, docs/performance.md).
 const CUT_AT_DIPS_AFTER_SECONDS: f64 = 10.0;
 
-/// A turn in a pause that may end it is given to be heard ahead ([`Turns::ahead`]) at least this
-/// long before the pause would commit it, and as long as the session's last turn took to be
-/// heard ([`Turns::hear_ahead_by`]): about what a turn takes to be heard alone (tiny.en on 2
-/// cores: 0.22 s, the median from commit to text). Given as soon as the pause began, with 20 sessions
-/// at once, the engine did 64 % more work, most of it on pauses the voice ended; given 0.3 s
-/// before the commit (0.18 s into the default pause), 25-30 % more, for nearly the same gain:
-/// text 0.66 s behind its audio (median) instead of 0.80 s (`scripts/bench-realtime --sessions
-/// 20`, docs/performance.md).
+/// A turn in a pause that may end it is given to be heard ahead ([`Turns::ahead`]) at least
+/// this long before the pause would commit it, and as long as the session's last turn took to
+/// be heard ([`Turns::hear_ahead_by`]): about what a turn takes to be heard (tiny.en on 2
+/// cores: 0.22 s, the median from commit to text). Given as soon as the pause began, with 20
+/// sessions at once, the engine did 64 % more work, most of it on pauses the voice ended;
+/// given 0.3 s before the commit (0.18 s into the default pause), 25-30 % more, for nearly the
+/// same gain: text 0.66 s behind its audio (median) instead of 0.80 s (`scripts/bench-realtime
+/// --sessions 20`, docs/performance.md).
 const AHEAD_OF_COMMIT_SECONDS: f64 = 0.3;
 
 /// `server_vad`: when a turn begins and ends.
