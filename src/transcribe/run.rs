@@ -1309,13 +1309,6 @@ mod tests {
         audio.extend(vec![0.0; 24_000]);
         audio.extend(clip("real-something"));
         audio.extend(vec![0.0; 8_000]);
-        let (blocks, heard) = std::sync::mpsc::channel();
-        let speaker = std::thread::spawn(move || {
-            for block in audio.chunks(320) {
-                blocks.send(block.to_vec()).unwrap();
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        });
         let settled = Arc::new(std::sync::Mutex::new(Vec::<TimedText>::new()));
         let noted = settled.clone();
         let on_progress: ProgressSink = Box::new(move |progress| {
@@ -1323,14 +1316,9 @@ mod tests {
                 noted.lock().unwrap().extend(timed.iter().cloned());
             }
         });
-        let mut options = options("tiny.en");
-        options.vad = Some(true);
-        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
-        let transcript = planned
-            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
-            .await
-            .unwrap();
-        speaker.join().unwrap();
+        let pace = Duration::from_millis(10);
+        let transcript =
+            speak_live_reporting(&t, options("tiny.en"), audio, pace, on_progress).await;
         let settled = settled.lock().unwrap().clone();
         let log = log.lock().unwrap().clone();
         assert_eq!(settled.len(), 2, "{log:?}");
@@ -1370,14 +1358,6 @@ mod tests {
         audio.extend(vec![0.0; 24_000]);
         audio.extend(clip("real-something"));
         audio.extend(vec![0.0; 8_000]);
-        let (blocks, heard) = std::sync::mpsc::channel();
-        // Twice as fast as someone speaking: 20 ms blocks every 10 ms.
-        let speaker = std::thread::spawn(move || {
-            for block in audio.chunks(320) {
-                blocks.send(block.to_vec()).unwrap();
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        });
         let reports = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
         let noted = reports.clone();
         let on_progress: ProgressSink = Box::new(move |progress| {
@@ -1389,14 +1369,10 @@ mod tests {
             };
             noted.lock().unwrap().push(note);
         });
-        let mut options = options("tiny.en");
-        options.vad = Some(true);
-        let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
-        let transcript = planned
-            .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
-            .await
-            .unwrap();
-        speaker.join().unwrap();
+        // Twice as fast as someone speaking: 20 ms blocks every 10 ms.
+        let pace = Duration::from_millis(10);
+        let transcript =
+            speak_live_reporting(&t, options("tiny.en"), audio, pace, on_progress).await;
         let reports = reports.lock().unwrap().clone();
         // Each sentence: its start, provisional text while it goes on, its commit after the
         // pause, then its settled text (the next engine call's).
@@ -1529,17 +1505,18 @@ mod tests {
         audio: Vec<f32>,
     ) {
         let pace = Duration::from_millis(20);
-        speak_live_reporting(t, options, audio, pace, Box::new(|_| {})).await
+        speak_live_reporting(t, options, audio, pace, Box::new(|_| {})).await;
     }
 
-    /// [`speak_live_with`], a 20 ms block every `pace`, reporting to `on_progress`.
+    /// [`speak_live_with`], a 20 ms block every `pace`, reporting to `on_progress`; the
+    /// transcript.
     async fn speak_live_reporting(
         t: &Arc<super::Transcriber>,
         mut options: TranscribeOptions,
         audio: Vec<f32>,
         pace: Duration,
         on_progress: ProgressSink,
-    ) {
+    ) -> Transcript {
         let (blocks, heard) = std::sync::mpsc::channel();
         let speaker = std::thread::spawn(move || {
             for block in audio.chunks(320) {
@@ -1549,11 +1526,12 @@ mod tests {
         });
         options.vad = Some(true);
         let planned = t.plan(options, false, Caller::Api).await.ok().unwrap();
-        planned
+        let transcript = planned
             .run_streaming(Audio::Live(LiveAudio::new(heard)), Some(on_progress))
             .await
             .unwrap();
         speaker.join().unwrap();
+        transcript
     }
 
     /// The samples each provisional pass of `log` heard, in order.
