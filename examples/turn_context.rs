@@ -7,7 +7,7 @@
 //!     cargo run --release --example turn_context -- [--model tiny.en-q8_0] [--pause 1.5] \
 //!     [--window full|FRAMES] [--after SECONDS] [--prompt-previous | --prompt-so-far] \
 //!     [--guard-repeats] [--aligned [--short-under S]] [--choose] [--lead S] [--said-before] \
-//!     [--show] \
+//!     [--said-within S] [--show] \
 //!     LIST CONTEXT_SECONDS...
 //! ```
 //!
@@ -31,8 +31,9 @@
 //! `--short-under S` (with `--aligned`) puts the turns before in front of turns shorter than S
 //! seconds only; longer turns are heard alone.
 //! `--lead S` hears each turn alone after S seconds of silence (CONTEXT is then not used).
-//! `--said-before` hears each turn as live dictation does: the turns that started up to 15 s
-//! before it in front, read as their kept texts (CONTEXT is then not used).
+//! `--said-before` hears each turn as live dictation does: the turns that started up to 10 s
+//! before it in front (`--said-within S`: S seconds), read as their kept texts (CONTEXT is then
+//! not used).
 //! `--window` hears every chunk through Whisper's `full` 30 s window, or a window fitted to it of
 //! at least FRAMES encoder frames (default: the server's floor, 250).
 
@@ -50,7 +51,7 @@ use verbatim::engine::models::ModelDir;
 use verbatim::engine::whisper::{DEFAULT_FLOOR_FRAMES, EncoderWindow, WhisperEngine};
 use verbatim::engine::{Engine, EngineOutput, EngineRequest, LanguageChoice};
 use verbatim::transcribe::numbers::normalize_numbers;
-use verbatim::transcribe::said_before::SaidBeforeChunks;
+use verbatim::transcribe::said_before::{CONTEXT_SECONDS, SaidBeforeChunks};
 use verbatim_sim::word_errors;
 
 use args::Args;
@@ -72,6 +73,10 @@ fn main() {
     let aligned = args.flag("--aligned");
     let choose = args.flag("--choose");
     let said_before = args.flag("--said-before");
+    let said_within: f64 = args
+        .value("--said-within", &CONTEXT_SECONDS.to_string())
+        .parse()
+        .expect("--said-within seconds");
     let after: f64 = args.value("--after", "0").parse().expect("--after seconds");
     let lead: f64 = args.value("--lead", "0").parse().expect("--lead seconds");
     let short_under: f64 = args
@@ -130,7 +135,7 @@ fn main() {
     }
 
     for context in contexts {
-        let (mut said, mut taken) = (SaidBeforeChunks::default(), 0);
+        let (mut said, mut taken) = (SaidBeforeChunks::within(said_within), 0);
         let started = Instant::now();
         let mut texts = Vec::new();
         let mut straddled = 0;

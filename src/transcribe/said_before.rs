@@ -16,8 +16,11 @@ use crate::engine::SaidBefore;
 
 /// Samples per second of the audio the engines take.
 const SAMPLE_RATE: usize = 16_000;
-/// Chunks that started up to this long before a chunk are heard in front of it.
-pub const CONTEXT_SECONDS: usize = 15;
+/// Chunks that started up to this long before a chunk are heard in front of it. 10 s read as
+/// well as 15 s or better and cost a third less engine time: every token of the text before is
+/// one decoder step, and the window holds its audio (`examples/turn_context.rs --said-within`,
+/// docs/performance.md, "Ten seconds before, not fifteen"); shorter read worse.
+pub const CONTEXT_SECONDS: usize = 10;
 /// The most audio a chunk is heard with, what was said before it included: whisper hears 30 s
 /// at once, and the rest would be heard apart, without what came before.
 pub const MOST_HEARD_SECONDS: usize = 28;
@@ -27,18 +30,35 @@ pub const MOST_HEARD_SECONDS: usize = 28;
 const KEPT_AFTER_SECONDS: usize = 4;
 
 /// The recent audio of a live transcription and the committed chunks in it.
-#[derive(Default)]
 pub struct SaidBeforeChunks {
+    /// Chunks that started up to this many samples before a chunk are heard in front of it.
+    context: usize,
     /// The last [`MOST_HEARD_SECONDS`] and [`KEPT_AFTER_SECONDS`] of audio, from sample
     /// `audio_start` of the timeline.
     audio: VecDeque<f32>,
     audio_start: usize,
-    /// Committed chunks still within [`CONTEXT_SECONDS`] of the audio's end, oldest first:
+    /// Committed chunks still within the context of the audio's end, oldest first:
     /// where each lies in the audio, and its text.
     committed: VecDeque<(Range<usize>, String)>,
 }
 
+impl Default for SaidBeforeChunks {
+    fn default() -> SaidBeforeChunks {
+        SaidBeforeChunks::within(CONTEXT_SECONDS as f64)
+    }
+}
+
 impl SaidBeforeChunks {
+    /// Chunks that started up to `seconds` before a chunk are heard in front of it.
+    pub fn within(seconds: f64) -> SaidBeforeChunks {
+        SaidBeforeChunks {
+            context: (seconds.max(0.0) * SAMPLE_RATE as f64) as usize,
+            audio: VecDeque::new(),
+            audio_start: 0,
+            committed: VecDeque::new(),
+        }
+    }
+
     /// Takes the next samples of the audio; older audio than any chunk can be heard with is let
     /// go, so that memory stays bounded whatever the length.
     pub fn hear(&mut self, samples: &[f32]) {
@@ -50,7 +70,7 @@ impl SaidBeforeChunks {
             self.audio_start += excess;
         }
         let end = self.audio_start + self.audio.len();
-        let earliest = end.saturating_sub(CONTEXT_SECONDS * SAMPLE_RATE + kept);
+        let earliest = end.saturating_sub(self.context + kept);
         while self
             .committed
             .front()
@@ -69,10 +89,10 @@ impl SaidBeforeChunks {
 
     /// The audio `chunk` is heard with (the chunks said before it, then its own samples) and
     /// what was said before it; None when no committed chunk started within
-    /// [`CONTEXT_SECONDS`] before it with room for it in [`MOST_HEARD_SECONDS`], or their
+    /// the context before it with room for it in [`MOST_HEARD_SECONDS`], or their
     /// audio is gone.
     pub fn before(&self, chunk: &SpeechChunk) -> Option<(Vec<f32>, SaidBefore)> {
-        let earliest = chunk.start.saturating_sub(CONTEXT_SECONDS * SAMPLE_RATE);
+        let earliest = chunk.start.saturating_sub(self.context);
         let most = MOST_HEARD_SECONDS * SAMPLE_RATE;
         // A chunk heard as nothing has no text to read its audio as: the ones after it only.
         let after_nothing = self
@@ -159,17 +179,24 @@ mod tests {
     #[test]
     fn only_chunks_that_started_within_the_context_and_fit_the_window_are_heard_before() {
         let mut said = SaidBeforeChunks::default();
-        said.hear(&audio(0, 20));
+        said.hear(&audio(0, 30));
         said.committed(0..3 * SECOND, "one");
         said.committed(4 * SECOND..9 * SECOND, "two");
         said.committed(12 * SECOND..14 * SECOND, "three");
-        // 18 s in: "one" started 18 s before, out of the context.
-        let (_, before) = said.before(&chunk(18, 2)).unwrap();
+        // 13 s in: "one" started 13 s before, out of the 10 s context.
+        assert_eq!(CONTEXT_SECONDS, 10);
+        let (_, before) = said.before(&chunk(14, 2)).unwrap();
         assert_eq!(before.text, "two three");
-        // A 12 s chunk at 18 s: "two" and it would make 26 s, within the window...
-        assert_eq!(said.before(&chunk(18, 12)).unwrap().1.text, "two three");
-        // ... a 15 s one 29 s: "three" alone.
+        // A 15 s chunk at 14 s: "two" and it make 25 s, within the window...
+        assert_eq!(said.before(&chunk(14, 15)).unwrap().1.text, "two three");
+        // ... and "two" in front of one at 18 s would make 29 s: "three" alone.
         assert_eq!(said.before(&chunk(18, 15)).unwrap().1.text, "three");
+        // A shorter context leaves "two" out.
+        let mut near = SaidBeforeChunks::within(5.0);
+        near.hear(&audio(0, 30));
+        near.committed(4 * SECOND..9 * SECOND, "two");
+        near.committed(12 * SECOND..14 * SECOND, "three");
+        assert_eq!(near.before(&chunk(14, 2)).unwrap().1.text, "three");
     }
 
     #[test]
