@@ -1424,6 +1424,67 @@ mod tests {
         assert!(tentative.iter().all(|call| provisional(call)), "{log:?}");
     }
 
+    #[test]
+    fn no_provisional_pass_starts_as_the_voice_drops_and_the_pass_ahead_comes_first() {
+        use super::testing::Recorder;
+        use crate::engine::models::whisper_model;
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let listener = || {
+            let call = EngineCall {
+                engine: Arc::new(Recorder { log: log.clone() }),
+                model: whisper_model("tiny.en").unwrap(),
+                vad: true,
+                language: LanguageChoice::Exact("en".into()),
+                task: Task::Transcribe,
+                initial_prompt: None,
+                words: false,
+                cancel: Cancel::new(),
+                live: Some(LiveSlots {
+                    queue: Arc::new(Queue::new(1, 4)),
+                    runtime: runtime.handle().clone(),
+                }),
+                held: None,
+                language_guess: None,
+            };
+            let mut listener = Listener::new(call, Some(Box::new(|_| {})));
+            listener.stop_provisional_on(Cancel::new());
+            log.lock().unwrap().clear();
+            listener
+        };
+        // A sentence to its last loud sample, then `frames` frames (16 ms) of quiet, heard
+        // without a pass on the way; then, once, what the open chunk is heard for now.
+        let sentence = sentence("en-founded");
+        let heard_after = |frames: usize| {
+            let mut listener = listener();
+            assert!(listener.hear(&sentence));
+            for _ in 0..frames {
+                assert!(listener.hear(&[0.0; 256]));
+            }
+            listener.provisional();
+            let calls = log.lock().unwrap().clone();
+            assert!(calls.len() <= 1, "{calls:?}");
+            match calls.first() {
+                None => "none",
+                Some(call) if call.contains(" provisional") => "provisional",
+                Some(_) => "ahead",
+            }
+        };
+        let heard: Vec<&str> = (0..40).map(heard_after).collect();
+        // While the voice is heard, provisional passes; once the chunk settles (its padding
+        // heard), the pass ahead; between them, nothing.
+        let quiet = heard.iter().position(|&h| h != "provisional").unwrap();
+        let ahead = heard.iter().position(|&h| h == "ahead").unwrap();
+        assert!(quiet > 0, "{heard:?}");
+        assert!(
+            heard[quiet..ahead].iter().all(|&h| h == "none"),
+            "{heard:?}"
+        );
+        // Nothing from three frames after the voice: not only once its region has closed
+        // (10 frames after it; the chunk settles 15 after it).
+        assert!(ahead - quiet >= 10, "{heard:?}");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_chunk_heard_ahead_is_heard_again_when_speech_resumes_in_the_pause() {
         use super::testing::Recorder;

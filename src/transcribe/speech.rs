@@ -304,9 +304,10 @@ impl Listener {
     }
 
     /// Live audio, once every block captured so far is heard: hears the open chunk again for
-    /// provisional text, when someone is speaking, the spacing since the last pass over the same
-    /// chunk has passed and the engine is free (provisional text never makes anyone wait); in a
-    /// pause, hears it ahead ([`Listener::hear_ahead`]).
+    /// provisional text, when someone is speaking (not when the voice has just dropped), the
+    /// spacing since the last pass over the same chunk has passed and the engine is free
+    /// (provisional text never makes anyone wait); in a pause, hears it ahead
+    /// ([`Listener::hear_ahead`]).
     pub fn provisional(&mut self) {
         let (Some(live), Some(stop)) = (&self.call.live, &self.provisional_stop) else {
             return;
@@ -320,6 +321,11 @@ impl Listener {
         }
         if !self.chunker.speaking() {
             self.hear_ahead();
+            return;
+        }
+        // The voice has just dropped: a pass now would hold the engine as the chunk settles,
+        // and its pass ahead (the text the commit or the stop takes) would wait for it.
+        if self.chunker.voice_dropped() {
             return;
         }
         let same_chunk = self.passed_from.is_some() && self.chunker.open_from() == self.passed_from;

@@ -133,6 +133,10 @@ impl Limits {
     }
 }
 
+/// Frames below the threshold that keeps a region open after which the voice counts as
+/// dropped (48 ms; see [`ChunkPlanner::voice_dropped`]).
+const VOICE_DROPPED_FRAMES: usize = 3;
+
 /// Non-speech kept on each side of a region of live audio (0.24 s).
 const LIVE_PADDING_FRAMES: usize = 15;
 /// A frame of live audio scoring at least this counts as confident (see [`Limits::LIVE`]).
@@ -385,6 +389,13 @@ impl ChunkPlanner {
     /// Someone is speaking now: a region that has proved to be speech is open.
     pub fn speaking(&self) -> bool {
         matches!(self.regions.open(), Some((_, true)))
+    }
+
+    /// Someone was speaking and the voice has dropped for [`VOICE_DROPPED_FRAMES`] or more
+    /// frames: the region is still open (it closes after [`super::END_AFTER_FRAMES`]), and the
+    /// speech may be over.
+    pub fn voice_dropped(&self) -> bool {
+        matches!(self.regions.open(), Some((open, true)) if self.frames >= open.end + VOICE_DROPPED_FRAMES)
     }
 
     /// A region that has ended: speech, or a region without confident frames that counts as
@@ -951,6 +962,32 @@ mod tests {
         noise.extend([0.0; 300]);
         let chunks = in_frames(plan_chunks(&noise, noise.len() * FRAME));
         assert_eq!(chunks, vec![420 - PADDING_FRAMES..520 + PADDING_FRAMES]);
+    }
+
+    #[test]
+    fn the_voice_counts_as_dropped_from_a_few_quiet_frames_until_its_region_closes() {
+        // Speech, a dip of two frames inside it, then quiet.
+        let mut s = scores(300, &[50..150, 152..200]);
+        s[150] = 0.1;
+        s[151] = 0.1;
+        let mut planner = ChunkPlanner::speech(Limits::LIVE);
+        let mut chunks = Vec::new();
+        let dropped: Vec<bool> = s
+            .iter()
+            .map(|&score| {
+                planner.push(score, &mut chunks);
+                planner.voice_dropped()
+            })
+            .collect();
+        let first = dropped.iter().position(|&d| d).unwrap();
+        // Not within the speech, its two-frame dip included...
+        assert!(dropped[..200].iter().all(|&d| !d), "{dropped:?}");
+        // ... but from the third quiet frame after it, while its region is still open.
+        assert_eq!(first, 200 + VOICE_DROPPED_FRAMES - 1);
+        let last = dropped.iter().rposition(|&d| d).unwrap();
+        assert!(planner.regions.open().is_none());
+        assert!(last < 200 + super::super::END_AFTER_FRAMES, "{last}");
+        assert!(dropped[first..=last].iter().all(|&d| d));
     }
 
     #[test]

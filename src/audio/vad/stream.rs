@@ -187,6 +187,12 @@ impl Chunker {
         self.planner.speaking()
     }
 
+    /// Someone was speaking and the voice has just dropped: the speech may be over (see
+    /// [`ChunkPlanner::voice_dropped`]).
+    pub fn voice_dropped(&self) -> bool {
+        self.planner.voice_dropped()
+    }
+
     /// Where the open chunk lies (samples) as it settles unless more speech comes (see
     /// [`ChunkPlanner::settling`]): what a live transcription can hear ahead, in the pause that
     /// may end the chunk.
