@@ -794,13 +794,15 @@ pub(crate) mod testing {
     /// calls side by side hear the second chunk first. Notes each call in `log` as it ends
     /// ("<text>: <chunks> chunk, <calls_at_once> at once") and hears one segment covering the
     /// chunk, named after the second it starts at (`s<second>`, read from the faint staircase
-    /// of [`staircase`]). With `fails`, the chunks from 40 s on fail.
+    /// of [`staircase`]). With `fails`, the chunks from 40 s on fail. The text of the call that
+    /// waited is kept in `waited` (the first call to come, which need not be the first chunk's).
     #[derive(Default)]
     pub struct Beside {
         pub log: Arc<Mutex<Vec<String>>>,
         pub calls: std::sync::atomic::AtomicUsize,
         pub heard: std::sync::atomic::AtomicUsize,
         pub fails: bool,
+        pub waited: Mutex<Option<String>>,
     }
 
     /// `seconds` of faint sound, one step louder each second (the level tells the second).
@@ -822,7 +824,9 @@ pub(crate) mod testing {
         }
         fn transcribe(&self, _: &str, r: &EngineRequest<'_>) -> Result<EngineOutput, EngineError> {
             use std::sync::atomic::Ordering::SeqCst;
+            let second = ((r.samples[0] - 0.01) * 1e4).round();
             if self.calls.fetch_add(1, SeqCst) == 0 && r.calls_at_once > 1 {
+                *self.waited.lock().unwrap() = Some(format!("s{second}"));
                 // Long enough for a loaded machine; a path that never hears a second chunk
                 // meanwhile still ends, and fails the tests' order checks.
                 let until = Instant::now() + Duration::from_secs(30);
@@ -830,7 +834,6 @@ pub(crate) mod testing {
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }
-            let second = ((r.samples[0] - 0.01) * 1e4).round();
             if self.fails && second >= 40.0 {
                 self.heard.fetch_add(1, SeqCst);
                 return Err(EngineError::Failed(format!("no decoder at {second} s")));
@@ -1936,17 +1939,19 @@ mod tests {
             log: log.clone(),
             ..Default::default()
         });
-        let (transcript, segments) = silence_in_chunks(engine, 130, &log).await;
+        let (transcript, segments) = silence_in_chunks(engine.clone(), 130, &log).await;
         let log: Vec<String> = log.lock().unwrap().clone();
         // One chunk a call, two calls at once: another chunk was heard while the first call
-        // waited for one.
+        // to come (the first chunk's, or the second's when its thread came first) waited.
         let calls: Vec<&String> = log.iter().filter(|l| l.contains(": ")).collect();
         assert!(calls.len() >= 3, "{log:?}");
         assert!(
             calls.iter().all(|l| l.ends_with(": 1 chunk, 2 at once")),
             "{log:?}"
         );
-        assert!(!calls[0].starts_with("s0:"), "{log:?}");
+        let waited = engine.waited.lock().unwrap().clone().unwrap();
+        assert!(["s0", "s20"].contains(&waited.as_str()), "{waited} {log:?}");
+        assert!(!calls[0].starts_with(&format!("{waited}:")), "{log:?}");
         // Handed on in the audio's order, one after the other from 0 to 130 s, each chunk's
         // segment in the audio's timeline.
         assert_eq!(segments.len(), calls.len(), "{segments:?}");
