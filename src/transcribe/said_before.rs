@@ -183,7 +183,7 @@ mod tests {
         said.committed(0..3 * SECOND, "one");
         said.committed(4 * SECOND..9 * SECOND, "two");
         said.committed(12 * SECOND..14 * SECOND, "three");
-        // 13 s in: "one" started 13 s before, out of the 10 s context.
+        // 14 s in: "one" started 14 s before, out of the 10 s context.
         assert_eq!(CONTEXT_SECONDS, 10);
         let (_, before) = said.before(&chunk(14, 2)).unwrap();
         assert_eq!(before.text, "two three");
