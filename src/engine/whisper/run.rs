@@ -19,10 +19,12 @@ use super::callbacks::{
 use super::context::Decoders;
 use super::recovery::{Attempt, Recovery, Verdict};
 use super::tokens::{self, Reading};
-use super::window::{EncoderWindow, FULL_WINDOW_FRAMES};
+use super::window::{Doubt, EncoderWindow, FULL_WINDOW_FRAMES, doubt};
 
 /// Samples per second of the audio whisper takes.
 const SAMPLE_RATE: f64 = 16_000.0;
+/// The most rests of one chunk heard on their own after its text stopped early.
+const MAX_RESTS: usize = 3;
 /// The first attempt's temperature: greedy.
 pub(super) const TEMPERATURE: f32 = 0.0;
 /// A retry at temperature samples from 0.2 up to 1.0 in steps of 0.2 (whisper.cpp's fallback,
@@ -79,6 +81,8 @@ pub struct Retries {
     pub tails: u64,
     /// Chunks heard after what was said before whose text heard alone was kept instead.
     pub alone: u64,
+    /// Rests of chunks whose text stopped early, heard on their own.
+    pub rests: u64,
 }
 
 impl std::ops::AddAssign for Retries {
@@ -88,6 +92,7 @@ impl std::ops::AddAssign for Retries {
         self.cut += other.cut;
         self.tails += other.tails;
         self.alone += other.alone;
+        self.rests += other.rests;
     }
 }
 
@@ -139,7 +144,12 @@ pub(super) fn hear_chunk(
     Ok(alone)
 }
 
-/// [`hear_chunk`]'s attempts on one chunk, its start (if said before) read as its text.
+/// [`hear_chunk`]'s attempts on one chunk, its start (if said before) read as its text. When
+/// the text kept stops well before the chunk does ([`Doubt::EarlyStop`]: whisper ended its text
+/// at a pause with more speech after it, which whisper.cpp then skips), the rest after its last
+/// segment is heard as a chunk of its own, the text so far its prompt, up to [`MAX_RESTS`] times
+/// (only in audio trimmed to its speech, and not for tentative text, which the next pass
+/// replaces). A loop cut out is not gone past.
 fn hear_attempts(
     state: &mut WhisperState,
     decoders: &Decoders,
@@ -148,6 +158,56 @@ fn hear_attempts(
     settings: &Settings,
     retries: &mut Retries,
 ) -> Result<Vec<Segment>, EngineError> {
+    let whole = chunk.samples.len() as f64 / SAMPLE_RATE;
+    let before = chunk.said.map_or(0.0, |said| said.seconds.min(whole));
+    let seconds = whole - before;
+    let (mut heard, verdict) = best_attempt(state, decoders, request, chunk, settings, retries)?;
+    let mut rests = 0;
+    // Only audio trimmed to speech holds more to hear: a chunk heard whole may end in quiet.
+    let hears_rests = request.trimmed_to_speech && !request.provisional;
+    while hears_rests && !verdict.is_loop() && rests < MAX_RESTS {
+        let (Some(Doubt::EarlyStop), Some(last)) = (doubt(&heard, seconds), heard.last()) else {
+            break;
+        };
+        let from = last.end;
+        let text = guard::joined(&heard);
+        let start = (((before + from) * SAMPLE_RATE) as usize).min(chunk.samples.len());
+        let rest = Chunk {
+            samples: &chunk.samples[start..],
+            said: None,
+            heard_before: Some(&text),
+            ..*chunk
+        };
+        rests += 1;
+        retries.rests += 1;
+        let (rest_heard, rest_verdict) =
+            best_attempt(state, decoders, request, &rest, settings, retries)?;
+        let rest_heard = guard::drop_said_again(rest_heard, &text);
+        tracing::debug!(
+            from = before + from,
+            seconds = rest.samples.len() as f64 / SAMPLE_RATE,
+            text = guard::joined(&rest_heard),
+            "the text stopped early: the rest heard on its own"
+        );
+        let goes_further = rest_heard.last().is_some_and(|s| s.end > 0.0);
+        heard.extend(rest_heard.into_iter().map(|s| s.shifted(from)));
+        if !goes_further || rest_verdict.is_loop() {
+            break;
+        }
+    }
+    Ok(heard.into_iter().map(|s| s.shifted(before)).collect())
+}
+
+/// The best of the recovery's attempts on one chunk, in the timeline after its start said
+/// before, and the verdict on it (a loop in it cut out).
+fn best_attempt(
+    state: &mut WhisperState,
+    decoders: &Decoders,
+    request: &EngineRequest<'_>,
+    chunk: &Chunk<'_>,
+    settings: &Settings,
+    retries: &mut Retries,
+) -> Result<(Vec<Segment>, Verdict), EngineError> {
     let whole = chunk.samples.len() as f64 / SAMPLE_RATE;
     let fitted = settings.window.frames_for(whole);
     // What comes after audio said before is judged on its own, in its own timeline.
@@ -158,9 +218,6 @@ fn hear_attempts(
             .into_iter()
             .map(|s| s.retimed(|t| (t - before).max(0.0)))
             .collect()
-    };
-    let in_chunk = |heard: Vec<Segment>| -> Vec<Segment> {
-        heard.into_iter().map(|s| s.shifted(before)).collect()
     };
     let mut best: Option<(Vec<Segment>, Verdict)> = None;
     for (n, attempt) in settings.recovery.attempts(fitted).into_iter().enumerate() {
@@ -181,11 +238,11 @@ fn hear_attempts(
             heard = guard::drop_said_again(heard, &said.text);
         }
         if guard::is_silence(&heard, guard::no_speech_bar(request.provisional)) {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Verdict::Fine));
         }
         let verdict = Verdict::of(&heard, seconds, attempt.window.is_some());
         if verdict == Verdict::Fine {
-            return Ok(in_chunk(heard));
+            return Ok((heard, verdict));
         }
         tracing::debug!(
             "{seconds:.1} s chunk, window {:?}, sampled {}: {verdict:?} in {:?}",
@@ -204,16 +261,14 @@ fn hear_attempts(
         }
     }
     let Some((heard, verdict)) = best else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Verdict::Fine));
     };
     if verdict.is_loop() {
         retries.cut += 1;
-        return Ok(in_chunk(guard::within_time(
-            guard::cut_loops(heard),
-            seconds,
-        )));
+        let cut = guard::within_time(guard::cut_loops(heard), seconds);
+        return Ok((cut, verdict));
     }
-    Ok(in_chunk(heard))
+    Ok((heard, verdict))
 }
 
 /// One chunk as whisper is asked to hear it.
@@ -224,6 +279,9 @@ pub(super) struct Chunk<'a> {
     pub(super) language: Option<&'a str>,
     /// Its start, said before.
     pub(super) said: Option<&'a Said>,
+    /// The text heard in the audio just before it, in the same call (the rest of a chunk
+    /// whose text stopped early): the prompt goes on from it.
+    pub(super) heard_before: Option<&'a str>,
 }
 
 /// The decoding parameters of a chunk.
@@ -314,10 +372,11 @@ fn transcribe_chunk(
     settings: &Settings,
     retries: &mut Retries,
 ) -> Result<Vec<Segment>, EngineError> {
-    let prompt = request
-        .initial_prompt
-        .as_deref()
-        .map(|p| p.replace('\0', ""));
+    let prompt = match (request.initial_prompt.as_deref(), chunk.heard_before) {
+        (Some(given), Some(heard)) => Some(format!("{given} {heard}")),
+        (given, heard) => given.or(heard).map(str::to_string),
+    }
+    .map(|p| p.replace('\0', ""));
     decode(
         state,
         request,
@@ -426,6 +485,7 @@ fn decode(
             samples: rest,
             language: chunk.language,
             said: None,
+            heard_before: None,
         };
         retries.tails += 1;
         // The text so far is the rest's prompt, as whisper.cpp's next pass would have it, but

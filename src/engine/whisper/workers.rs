@@ -82,6 +82,7 @@ fn hear_taken(
             samples,
             language: settings.language.as_deref(),
             said: settings.said_before.as_ref().filter(|_| index == 0),
+            heard_before: None,
         };
         let result = if samples.is_empty() {
             Ok(Vec::new())
