@@ -100,21 +100,39 @@ def trim_quiet_end(frames, keep=0.1):
     return samples[:min(len(samples), last + 1 + int(keep * RATE))].tobytes()
 
 
-def make_speech(recordings, seconds, start, target, stop_at_last_word=False):
-    """Recordings from index `start` on, over and over, joined with pauses, until the speech is
-    about `seconds` long (one that would run more than 5 s past it is skipped while the speech
-    is under it), written to `target`. `stop_at_last_word`: the last recording's own quiet
-    ending is cut to 0.1 s."""
-    pieces, texts, pauses, length = [], [], [], 0.0
-    silence = array.array("h", [0] * int(RATE * PAUSE)).tobytes()
-    index, skipped = start, 0
-    while length < seconds and skipped < len(recordings):
+def ending_of_round(recordings, round_index, shortest):
+    """The index of the recording that ends every speech of round `round_index`: the round's
+    turn among the recordings that fit in the `shortest` speech (the shortest ones if none
+    does), so a round's speeches end alike at every length."""
+    fitting = [i for i, r in enumerate(recordings) if r.seconds <= shortest]
+    if not fitting:
+        fitting = sorted(range(len(recordings)), key=lambda i: recordings[i].seconds)[:1]
+    return fitting[round_index % len(fitting)]
+
+
+def make_speech(recordings, seconds, ending, target, stop_at_last_word=False):
+    """A speech of about `seconds` written to `target`: the recordings after index `ending`,
+    over and over, joined with pauses (one that would run more than 5 s past the length is
+    skipped), then recording `ending` last, so speeches with the same ending compare like with
+    like whatever their length. `stop_at_last_word`: the last recording's own quiet ending is
+    cut to 0.1 s."""
+    last = recordings[ending]
+    chosen, length = [], 0.0
+    index, skipped = ending + 1, 0
+    room = seconds - last.seconds - PAUSE
+    while length < room and skipped < len(recordings):
         recording = recordings[index % len(recordings)]
         index += 1
-        if length > 0 and length + recording.seconds > seconds + 5:
+        if length + recording.seconds > room + 5:
             skipped += 1
             continue
         skipped = 0
+        chosen.append(recording)
+        length += recording.seconds + PAUSE
+    chosen.append(last)
+    pieces, texts, pauses, length = [], [], [], 0.0
+    silence = array.array("h", [0] * int(RATE * PAUSE)).tobytes()
+    for recording in chosen:
         with wave.open(str(recording.path), "rb") as wav:
             if (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) != (RATE, 1, 2):
                 raise BenchError(f"{recording.path}: 16 kHz mono 16-bit WAV only")
@@ -123,7 +141,7 @@ def make_speech(recordings, seconds, start, target, stop_at_last_word=False):
         length += recording.seconds
         pauses.append(length)
         length += PAUSE
-    # The person stops right after the last word: no pause at the end.
+    # The person stops right after the last recording: no pause at the end.
     pieces.pop()
     pauses.pop()
     length -= PAUSE
@@ -318,12 +336,13 @@ def main(argv):
     server.follow_events(events)
     time.sleep(0.2)
     results = {}
-    for length in [int(s) for s in args.lengths.split(",")]:
+    lengths = [int(s) for s in args.lengths.split(",")]
+    for length in lengths:
         runs = []
         for round_index in range(args.rounds):
             target = args.work / f"speech-{length}-{round_index}.wav"
-            speech = make_speech(recordings, length, round_index, target,
-                                 args.stop_at_last_word)
+            ending = ending_of_round(recordings, round_index, min(lengths))
+            speech = make_speech(recordings, length, ending, target, args.stop_at_last_word)
             run = dictate(server, speech, events, args.server_pid)
             run["file_errors"], run["file_text"] = transcribe_file(server, speech)
             run["reference"] = speech.text
