@@ -180,9 +180,10 @@ fn hear_attempts(
         };
         rests += 1;
         retries.rests += 1;
+        // What the rest says again of the text before stays: it starts after the last segment,
+        // so a sentence said again there was said again.
         let (rest_heard, rest_verdict) =
             best_attempt(state, decoders, request, &rest, settings, retries)?;
-        let rest_heard = guard::drop_said_again(rest_heard, &text);
         tracing::debug!(
             from = before + from,
             seconds = rest.samples.len() as f64 / SAMPLE_RATE,
