@@ -34,6 +34,12 @@ const SLACK_TOKENS: f64 = 10.0;
 const SLACK_WORDS: f64 = 4.0;
 /// The longest pattern (in characters) looked for as a repetition.
 const MAX_PATTERN_CHARS: usize = 48;
+/// A word said up to this many times in a row with words after it is speech ("very, very, very
+/// good", "some more words, words, words, words. And that should be all"): whisper's loops of
+/// one word run to the end of its text, or on for longer.
+const MOST_EMPHATIC_REPEATS: usize = 4;
+/// Words that must follow such a run for it to be speech (a loop runs to the end).
+const WORDS_AFTER_EMPHASIS: usize = 1;
 
 /// What is wrong with a decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -145,9 +151,10 @@ fn repeated_segment(segments: &[Segment]) -> bool {
 }
 
 /// Words said again and again without a break, punctuation and case aside: one word four
-/// times ("5 5 5 5", too short a pattern for the characters to show it), or two to four words
-/// three times. Gives the first word of the earliest such run (counted in the text's
-/// whitespace-separated words) and the pattern's length in words.
+/// times ("5 5 5 5", too short a pattern for the characters to show it; not an emphatic run,
+/// [`is_emphasis`]), or two to four words three times. Gives the first word of the earliest
+/// such run (counted in the text's whitespace-separated words) and the pattern's length in
+/// words.
 fn word_repetition(text: &str) -> Option<(usize, usize)> {
     let words: Vec<String> = text.split_whitespace().map(plain).collect();
     (1..=4)
@@ -158,15 +165,32 @@ fn word_repetition(text: &str) -> Option<(usize, usize)> {
                 .then(|| {
                     (0..=words.len() - span).find(|&start| {
                         let first = &words[start..start + n];
-                        first.iter().any(|w| !w.is_empty())
+                        let repeated = first.iter().any(|w| !w.is_empty())
                             && (1..needed)
-                                .all(|k| &words[start + k * n..start + (k + 1) * n] == first)
+                                .all(|k| &words[start + k * n..start + (k + 1) * n] == first);
+                        repeated && !(n == 1 && emphatic_words(&words, start))
                     })
                 })
                 .flatten()
                 .map(|start| (start, n))
         })
         .min()
+}
+
+/// Whether the run of one word from `start` in `words` (plain) is said at most
+/// [`MOST_EMPHATIC_REPEATS`] times, with [`WORDS_AFTER_EMPHASIS`] words or more after it.
+fn emphatic_words(words: &[String], start: usize) -> bool {
+    let times = words[start..]
+        .iter()
+        .take_while(|w| **w == words[start])
+        .count();
+    is_emphasis(times, words.len() - start - times)
+}
+
+/// A run of one word said `times` times in a row, `after` words following it: speech said with
+/// emphasis, not a loop ([`MOST_EMPHATIC_REPEATS`], [`WORDS_AFTER_EMPHASIS`]).
+fn is_emphasis(times: usize, after: usize) -> bool {
+    times <= MOST_EMPHATIC_REPEATS && after >= WORDS_AFTER_EMPHASIS
 }
 
 /// More characters, tokens or words than speech holds in `seconds`.
@@ -225,7 +249,7 @@ fn occurrences_needed(period: usize) -> usize {
 }
 
 /// The earliest repetition in `text`, on characters, so that it holds for text without spaces
-/// too.
+/// too. A word said a few times in a row with words after it is speech ([`is_emphasis`]).
 pub fn repetition(text: &str) -> Option<Repetition> {
     let chars = normalised(text);
     let n = chars.len();
@@ -234,7 +258,12 @@ pub fn repetition(text: &str) -> Option<Repetition> {
         let needed = occurrences_needed(period);
         // `run`: how many characters in a row equal the one `period` before them.
         let mut run = 0;
+        // Where the last emphatic run ends: no repetition is looked for inside it.
+        let mut emphatic_until = 0;
         for i in period..n {
+            if i < emphatic_until {
+                continue;
+            }
             if chars[i] == chars[i - period] {
                 run += 1;
                 let start = i + 1 - run - period;
@@ -246,6 +275,11 @@ pub fn repetition(text: &str) -> Option<Repetition> {
                     partial > 0 && pattern[partial..].iter().all(|c| !c.is_alphanumeric());
                 let occurrences = (run + period) / period + usize::from(said_in_full);
                 if occurrences >= needed {
+                    if let Some(end) = emphatic_chars(&chars, start, period) {
+                        emphatic_until = end;
+                        run = 0;
+                        continue;
+                    }
                     // Punctuation in one run is no speech loop ("..."); marks standing
                     // apart over and over (`" " " "`) are.
                     let apart_marks = pattern.contains(&' ') && pattern.iter().any(|c| *c != ' ');
@@ -262,6 +296,50 @@ pub fn repetition(text: &str) -> Option<Repetition> {
         }
     }
     earliest
+}
+
+/// When the pattern of `period` characters from `start` in `chars` (normalised) is one word
+/// said over and over in an emphatic run ([`is_emphasis`]), where that run ends (the end of its
+/// last word, marks included).
+fn emphatic_chars(chars: &[char], start: usize, period: usize) -> Option<usize> {
+    let letters: String = chars[start..start + period]
+        .iter()
+        .filter(|c| c.is_alphanumeric())
+        .collect();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        while i < chars.len() && chars[i] == ' ' {
+            i += 1;
+        }
+        let from = i;
+        while i < chars.len() && chars[i] != ' ' {
+            i += 1;
+        }
+        if i > from {
+            spans.push(from..i);
+        }
+    }
+    let words: Vec<String> = spans
+        .iter()
+        .map(|span| plain(&chars[span.clone()].iter().collect::<String>()))
+        .collect();
+    // The word the pattern's second occurrence falls in, and whether the pattern is that word
+    // (from any of its letters on: a run found from inside the word before it).
+    let second = spans.iter().position(|span| span.end > start + period)?;
+    let word = &words[second];
+    let same_word = !word.is_empty()
+        && word.chars().count() == letters.chars().count()
+        && format!("{word}{word}").contains(&letters);
+    if !same_word {
+        return None;
+    }
+    let first = (0..=second)
+        .rev()
+        .take_while(|&j| words[j] == *word)
+        .last()?;
+    let times = words[first..].iter().take_while(|w| *w == word).count();
+    is_emphasis(times, words.len() - first - times).then(|| spans[first + times - 1].end)
 }
 
 /// `text` lower-cased with every run of whitespace made one space, as characters.
@@ -635,6 +713,34 @@ mod tests {
             segment(2.0, 4.0, "Ah, that's a good story."),
         ];
         assert_eq!(trouble(&twice, 4.0), None);
+    }
+
+    #[test]
+    fn a_word_said_a_few_times_with_words_after_it_is_emphasis_not_a_loop() {
+        for speech in [
+            "It was very, very, very good.",
+            "And here are some more words, words, words, words. And that should be all.",
+            "No, no, no, no, I said the red one.",
+            "towards, words, words, words and so on",
+        ] {
+            assert_eq!(repetition(speech), None, "{speech}");
+            assert_eq!(word_repetition(speech), None, "{speech}");
+            assert_eq!(trouble(&[segment(0.0, 6.0, speech)], 6.0), None, "{speech}");
+        }
+        // Said more often, or with nothing after it, it is a loop, and a loop after an
+        // emphatic run is cut where it starts.
+        for (looping, cut) in [
+            ("It was very, very, very, very, very good.", "It was very"),
+            ("Some more words, words, words, words.", "Some more words"),
+            (
+                "It was very, very good. Go on, go on, go on, go on, go on.",
+                "It was very, very good. Go on",
+            ),
+        ] {
+            let heard = vec![segment(0.0, 6.0, looping)];
+            assert_eq!(trouble(&heard, 6.0), Some(Trouble::Repetition), "{looping}");
+            assert_eq!(joined(&cut_loops(heard)), cut, "{looping}");
+        }
     }
 
     #[test]
