@@ -85,3 +85,28 @@ fn a_text_in_front_that_its_audio_does_not_say_never_costs_the_chunk_its_words()
     let heard = hear_after(&engine, &samples, start, "");
     assert_eq!(errors(&second, &heard.text), 0, "{}", heard.text);
 }
+
+#[test]
+fn a_reading_after_the_text_in_front_that_hears_nothing_is_not_heard_again_wider() {
+    let Some(models) = common::test_models() else {
+        return;
+    };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let (first, second) = (
+        corpus.clip("real-wizard").unwrap(),
+        corpus.clip("real-overwatch").unwrap(),
+    );
+    let (samples, start) = joined(first, second);
+    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
+    // Read after the wizard sentence, tiny.en hears nothing in the Overwatch one (and did
+    // through a window twice as wide, when it was tried): the chunk heard alone follows at
+    // once, and is kept.
+    let heard = hear_after(&engine, &samples, start, &first.entry.text);
+    assert!(
+        errors(&second.entry.text, &heard.text) <= 2,
+        "{}",
+        heard.text
+    );
+    let retries = engine.retries();
+    assert_eq!((retries.alone, retries.passes), (1, 0), "{retries:?}");
+}
