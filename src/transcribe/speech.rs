@@ -162,9 +162,12 @@ pub(super) struct Listener {
     /// took 1.3 s for it on 2 cores, every pass).
     provisional_language: Option<String>,
     provisional_stop: Option<Cancel>,
-    /// Live audio: the open chunk heard ahead, in the pause that may end it (its samples and
-    /// what the engine heard): its text when it settles on exactly those samples.
-    heard_ahead: Option<(Range<usize>, EngineOutput)>,
+    /// Live audio: the open chunk heard ahead, as the voice dropped or in the pause that may
+    /// end it: its text when it settles with no more speech.
+    heard_ahead: Option<HeardAhead>,
+    /// Live audio: a pass over the open chunk as the voice drops may start from this moment
+    /// on, so that live work never takes more than half of the machine's CPU time.
+    spaced_until: Instant,
     /// Live audio on an engine that hears whole clips: the audio before this sample is
     /// recognised, and the time the engine reported for it.
     whole_heard: usize,
@@ -210,6 +213,7 @@ impl Listener {
             provisional_language: language_guess,
             provisional_stop: None,
             heard_ahead: None,
+            spaced_until: Instant::now(),
             whole_heard: 0,
             whole_time: 0.0,
             side_by_side: None,
@@ -304,10 +308,10 @@ impl Listener {
     }
 
     /// Live audio, once every block captured so far is heard: hears the open chunk again for
-    /// provisional text, when someone is speaking (not when the voice has just dropped), the
-    /// spacing since the last pass over the same chunk has passed and the engine is free
-    /// (provisional text never makes anyone wait); in a pause, hears it ahead
-    /// ([`Listener::hear_ahead`]).
+    /// provisional text, when someone is speaking, the spacing since the last pass over the
+    /// same chunk has passed and the engine is free (provisional text never makes anyone wait);
+    /// as the voice drops ([`Listener::hear_as_voice_drops`]) and in a pause
+    /// ([`Listener::hear_ahead`]), hears it ahead.
     pub fn provisional(&mut self) {
         let (Some(live), Some(stop)) = (&self.call.live, &self.provisional_stop) else {
             return;
@@ -319,13 +323,12 @@ impl Listener {
         {
             return;
         }
-        if !self.chunker.speaking() {
+        if self.chunker.settling().is_some() {
             self.hear_ahead();
             return;
         }
-        // The voice has just dropped: a pass now would hold the engine as the chunk settles,
-        // and its pass ahead (the text the commit or the stop takes) would wait for it.
-        if self.chunker.voice_dropped() {
+        if !self.chunker.speaking() || self.chunker.voice_dropped() {
+            self.hear_as_voice_drops();
             return;
         }
         let same_chunk = self.passed_from.is_some() && self.chunker.open_from() == self.passed_from;
@@ -359,7 +362,11 @@ impl Listener {
         let Some(range) = self.chunker.settling() else {
             return;
         };
-        if self.heard_ahead.as_ref().is_some_and(|(r, _)| *r == range) {
+        if self
+            .heard_ahead
+            .as_ref()
+            .is_some_and(|ahead| ahead.stands_for(&range))
+        {
             return;
         }
         let Some(chunk) = self.chunker.settling_chunk() else {
@@ -371,7 +378,54 @@ impl Listener {
         let cancel = self.call.cancel.clone();
         let (heard, took) = self.hear_open_chunk(&chunk, &cancel, OpenPass::Ahead);
         self.engine += took;
-        self.heard_ahead = heard.map(|heard| (range, heard));
+        self.heard_ahead = heard.map(|heard| HeardAhead {
+            settles_by: range.end,
+            range,
+            heard,
+        });
+    }
+
+    /// Live audio, the voice just dropped (or gone, the chunk's padding still to come): hears
+    /// the open chunk so far as a committed chunk is, once for each place the voice drops and
+    /// when the engine is free and has rested as long as its last pass over the open chunk
+    /// took, so that the commit (or a stop right after the last word) finds its text ready, or
+    /// on the way, should nothing but quiet follow. Heard only once the chunk settled, a
+    /// sentence's text came 350-500 ms after a stop 0.15 s after its last word
+    /// (`scripts/bench-dictation`, docs/performance.md). Should the voice come back, the pass
+    /// was the open chunk's provisional text.
+    fn hear_as_voice_drops(&mut self) {
+        let Some(live) = &self.call.live else {
+            return;
+        };
+        if Instant::now() < self.spaced_until {
+            return;
+        }
+        let Some((chunk, settles_by)) = self
+            .chunker
+            .quiet_chunk()
+            .filter(|(chunk, _)| chunk.samples.len() >= MIN_PROVISIONAL_SAMPLES)
+        else {
+            return;
+        };
+        let range = chunk.range();
+        if self
+            .heard_ahead
+            .as_ref()
+            .is_some_and(|ahead| ahead.range.start == range.start && ahead.settles_by == settles_by)
+        {
+            return;
+        }
+        let Some(_slot) = live.queue.try_acquire() else {
+            return;
+        };
+        let cancel = self.call.cancel.clone();
+        let (heard, took) = self.hear_open_chunk(&chunk, &cancel, OpenPass::AsVoiceDrops);
+        self.engine += took;
+        self.heard_ahead = heard.map(|heard| HeardAhead {
+            range,
+            settles_by,
+            heard,
+        });
     }
 
     /// One pass over the open `chunk` (the engine slot taken), stopped early by `cancel`: the
@@ -395,6 +449,7 @@ impl Listener {
             _ => PROVISIONAL_EVERY,
         };
         self.next_provisional = started + every.max(took * PROVISIONAL_SPACING);
+        self.spaced_until = started + took * PROVISIONAL_SPACING;
         self.passed_from = Some(chunk.start);
         tracing::debug!(
             seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
@@ -503,7 +558,7 @@ impl Listener {
     fn hear_alone(&mut self, chunk: SpeechChunk) -> bool {
         let started = Instant::now();
         let (heard, ahead) = match self.heard_ahead.take() {
-            Some((range, heard)) if range == chunk.range() => (Ok(heard), true),
+            Some(ahead) if ahead.stands_for(&chunk.range()) => (Ok(ahead.heard), true),
             _ => (
                 self.with_engine(|listener| {
                     listener.hear_chunk(&chunk, &listener.call.cancel, false)
@@ -843,6 +898,25 @@ enum OpenPass {
     /// In a pause, for the text its commit gives when it settles on these samples: heard as a
     /// committed chunk is.
     Ahead,
+    /// As the voice drops, for the text its commit or the stop gives should only quiet follow:
+    /// heard as a committed chunk is.
+    AsVoiceDrops,
+}
+
+/// The open chunk of live audio heard ahead: what the engine heard of the samples over `range`,
+/// which stands for the chunk that settles with the same start and an end from `range`'s to
+/// `settles_by` (more quiet heard after them, no speech).
+struct HeardAhead {
+    range: Range<usize>,
+    settles_by: usize,
+    heard: EngineOutput,
+}
+
+impl HeardAhead {
+    /// Whether the chunk settled over `range` is the one heard ahead.
+    fn stands_for(&self, range: &Range<usize>) -> bool {
+        range.start == self.range.start && (self.range.end..=self.settles_by).contains(&range.end)
+    }
 }
 
 impl OpenPass {
@@ -850,6 +924,7 @@ impl OpenPass {
         match self {
             OpenPass::Provisional => "provisionally",
             OpenPass::Ahead => "ahead",
+            OpenPass::AsVoiceDrops => "as the voice drops",
         }
     }
 }

@@ -398,6 +398,31 @@ impl ChunkPlanner {
         matches!(self.regions.open(), Some((open, true)) if self.frames >= open.end + VOICE_DROPPED_FRAMES)
     }
 
+    /// Where the open chunk ends (in frames) should it settle with no more speech, while it
+    /// may: once the voice has dropped ([`ChunkPlanner::voice_dropped`]), its end and the
+    /// padding after it; once nobody speaks (no region open, none held in case speech follows),
+    /// the pending chunk's end, its padding still to be heard or not. None while someone speaks
+    /// or a sound may prove to be speech.
+    pub fn settles_at_if_quiet(&self) -> Option<usize> {
+        let Keep::Speech { padding } = self.keep else {
+            return None;
+        };
+        if self.maybe.is_some() {
+            return None;
+        }
+        let voice_end = match self.regions.open() {
+            Some((open, true)) if self.voice_dropped() => Some(open.end + padding),
+            Some(_) => return None,
+            None => None,
+        };
+        let pending_end = self
+            .pending
+            .as_ref()
+            .filter(|pending| !pending.is_empty())
+            .map(|pending| pending.end);
+        voice_end.into_iter().chain(pending_end).max()
+    }
+
     /// A region that has ended: speech, or a region without confident frames that counts as
     /// speech next to speech (held for a while in case speech follows).
     fn add_closed(&mut self, closed: Closed, padding: usize, chunks: &mut Vec<Range<usize>>) {

@@ -193,6 +193,13 @@ impl Chunker {
         self.planner.voice_dropped()
     }
 
+    /// The open chunk so far, and where it ends (samples) should it settle with no more speech,
+    /// once the voice has dropped or nobody speaks (see [`ChunkPlanner::settles_at_if_quiet`]).
+    pub fn quiet_chunk(&self) -> Option<(SpeechChunk, usize)> {
+        let settles_at = self.planner.settles_at_if_quiet()? * FRAME;
+        Some((self.open_chunk()?, settles_at))
+    }
+
     /// Where the open chunk lies (samples) as it settles unless more speech comes (see
     /// [`ChunkPlanner::settling`]): what a live transcription can hear ahead, in the pause that
     /// may end the chunk.
