@@ -356,9 +356,6 @@ impl Listener {
     /// the chunk may settle (once a pause, unless a soft sound in the pause lengthens it), and
     /// the next provisional pass over the same chunk keeps its spacing from it.
     fn hear_ahead(&mut self) {
-        let Some(live) = &self.call.live else {
-            return;
-        };
         let Some(range) = self.chunker.settling() else {
             return;
         };
@@ -372,17 +369,7 @@ impl Listener {
         let Some(chunk) = self.chunker.settling_chunk() else {
             return;
         };
-        let Some(_slot) = live.queue.try_acquire() else {
-            return;
-        };
-        let cancel = self.call.cancel.clone();
-        let (heard, took) = self.hear_open_chunk(&chunk, &cancel, OpenPass::Ahead);
-        self.engine += took;
-        self.heard_ahead = heard.map(|heard| HeardAhead {
-            settles_by: range.end,
-            range,
-            heard,
-        });
+        self.hear_ahead_once_free(&chunk, range.end, OpenPass::Ahead);
     }
 
     /// Live audio, the voice just dropped (or gone, the chunk's padding still to come): hears
@@ -394,9 +381,6 @@ impl Listener {
     /// (`scripts/bench-dictation`, docs/performance.md). Should the voice come back, the pass
     /// was the open chunk's provisional text.
     fn hear_as_voice_drops(&mut self) {
-        let Some(live) = &self.call.live else {
-            return;
-        };
         if Instant::now() < self.spaced_until {
             return;
         }
@@ -415,14 +399,24 @@ impl Listener {
         {
             return;
         }
+        self.hear_ahead_once_free(&chunk, settles_by, OpenPass::AsVoiceDrops);
+    }
+
+    /// Hears the open `chunk` ahead when the engine is free (the pass is not abandoned when the
+    /// capture stops), and keeps what it heard for the chunk that settles with the same start
+    /// and an end up to `settles_by`.
+    fn hear_ahead_once_free(&mut self, chunk: &SpeechChunk, settles_by: usize, pass: OpenPass) {
+        let Some(live) = &self.call.live else {
+            return;
+        };
         let Some(_slot) = live.queue.try_acquire() else {
             return;
         };
         let cancel = self.call.cancel.clone();
-        let (heard, took) = self.hear_open_chunk(&chunk, &cancel, OpenPass::AsVoiceDrops);
+        let (heard, took) = self.hear_open_chunk(chunk, &cancel, pass);
         self.engine += took;
         self.heard_ahead = heard.map(|heard| HeardAhead {
-            range,
+            range: chunk.range(),
             settles_by,
             heard,
         });
