@@ -40,15 +40,23 @@ fn hear_after(engine: &WhisperEngine, samples: &[f32], said: usize, text: &str) 
 /// The engine, the corpus's "go forward" then "go somewhere" recordings joined, where the second
 /// starts and what it says; None without the models.
 fn two_recordings() -> Option<(WhisperEngine, Vec<f32>, usize, String)> {
+    let (engine, samples, start, _, second) = recordings("real-goforward", "real-something")?;
+    Some((engine, samples, start, second))
+}
+
+/// The engine, the corpus's recordings `first` then `second` joined, where the second starts,
+/// and what each says; None without the models.
+fn recordings(
+    first: &str,
+    second: &str,
+) -> Option<(WhisperEngine, Vec<f32>, usize, String, String)> {
     let models = common::test_models()?;
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
-    let (first, second) = (
-        corpus.clip("real-goforward").unwrap(),
-        corpus.clip("real-something").unwrap(),
-    );
+    let (first, second) = (corpus.clip(first).unwrap(), corpus.clip(second).unwrap());
     let (samples, start) = joined(first, second);
     let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
-    Some((engine, samples, start, second.entry.text.clone()))
+    let texts = (first.entry.text.clone(), second.entry.text.clone());
+    Some((engine, samples, start, texts.0, texts.1))
 }
 
 fn errors(reference: &str, heard: &str) -> usize {
@@ -88,25 +96,15 @@ fn a_text_in_front_that_its_audio_does_not_say_never_costs_the_chunk_its_words()
 
 #[test]
 fn a_reading_after_the_text_in_front_that_hears_nothing_is_not_heard_again_wider() {
-    let Some(models) = common::test_models() else {
+    let Some((engine, samples, start, first, second)) = recordings("real-wizard", "real-overwatch")
+    else {
         return;
     };
-    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
-    let (first, second) = (
-        corpus.clip("real-wizard").unwrap(),
-        corpus.clip("real-overwatch").unwrap(),
-    );
-    let (samples, start) = joined(first, second);
-    let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
     // Read after the wizard sentence, tiny.en hears nothing in the Overwatch one (and did
     // through a window twice as wide, when it was tried): the chunk heard alone follows at
     // once, and is kept.
-    let heard = hear_after(&engine, &samples, start, &first.entry.text);
-    assert!(
-        errors(&second.entry.text, &heard.text) <= 2,
-        "{}",
-        heard.text
-    );
+    let heard = hear_after(&engine, &samples, start, &first);
+    assert!(errors(&second, &heard.text) <= 2, "{}", heard.text);
     let retries = engine.retries();
     assert_eq!((retries.alone, retries.passes), (1, 0), "{retries:?}");
 }
