@@ -99,8 +99,9 @@ impl std::ops::AddAssign for Retries {
 /// One chunk through the attempts of the recovery until the guard accepts the text; else the
 /// least bad attempt, its loop cut out. Silence (the decoder's no-speech verdict) is no text.
 /// A chunk whose start was said before ([`Chunk::said`]) is also heard without that start, and
-/// that text is kept when it reads better ([`guard::better_alone`]): whisper, made to read the
-/// text said before, sometimes says it again after it, or nothing.
+/// that text is kept when it reads better ([`guard::better_alone`]), or when the reading after
+/// that start loops over a longer part ([`ALONE_AFTER_LOOP_SAMPLES`]): whisper, made to read
+/// the text said before, sometimes says it again after it, says the chunk twice, or nothing.
 pub(super) fn hear_chunk(
     state: &mut WhisperState,
     decoders: &Decoders,
@@ -110,9 +111,9 @@ pub(super) fn hear_chunk(
     retries: &mut Retries,
 ) -> Result<Vec<Segment>, EngineError> {
     let Some(said) = chunk.said else {
-        return hear_attempts(state, decoders, request, chunk, settings, retries);
+        return Ok(hear_attempts(state, decoders, request, chunk, settings, retries)?.0);
     };
-    let start = ((said.seconds * SAMPLE_RATE) as usize).min(chunk.samples.len());
+    let start = said_samples(chunk);
     let rest = Chunk {
         samples: &chunk.samples[start..],
         said: None,
@@ -122,17 +123,22 @@ pub(super) fn hear_chunk(
         return Ok(Vec::new());
     }
     let hear_alone = |state: &mut WhisperState, retries: &mut Retries| {
-        let alone = hear_attempts(state, decoders, request, &rest, settings, retries)?;
+        let (alone, _) = hear_attempts(state, decoders, request, &rest, settings, retries)?;
         Ok::<_, EngineError>(in_timeline(alone, &(start..chunk.samples.len())).collect::<Vec<_>>())
     };
     if said.tokens.is_empty() {
         return hear_alone(state, retries);
     }
-    let after = hear_attempts(state, decoders, request, chunk, settings, retries)?;
+    let (after, verdict) = hear_attempts(state, decoders, request, chunk, settings, retries)?;
     let after_text = guard::joined(&after);
     let alone = hear_alone(state, retries)?;
     let alone_text = guard::joined(&alone);
-    if !guard::better_alone(&after_text, &alone_text, &said.text) {
+    let keeps_after = if gives_up_after_loop(verdict, rest.samples.len()) {
+        alone.is_empty()
+    } else {
+        !guard::better_alone(&after_text, &alone_text, &said.text)
+    };
+    if keeps_after {
         return Ok(after);
     }
     tracing::debug!(
@@ -144,12 +150,35 @@ pub(super) fn hear_chunk(
     Ok(alone)
 }
 
-/// [`hear_chunk`]'s attempts on one chunk, its start (if said before) read as its text. When
-/// the text kept stops well before the chunk does ([`Doubt::EarlyStop`]: whisper ended its text
-/// at a pause with more speech after it, which whisper.cpp then skips), the rest after its last
-/// segment is heard as a chunk of its own, the text so far its prompt, up to [`MAX_RESTS`] times
-/// (only in audio trimmed to its speech, and not for tentative text, which the next pass
-/// replaces). A loop cut out is not gone past.
+/// Where the part of `chunk` after the text said before starts (samples; 0 when none was).
+fn said_samples(chunk: &Chunk<'_>) -> usize {
+    chunk.said.map_or(0, |said| {
+        ((said.seconds * SAMPLE_RATE) as usize).min(chunk.samples.len())
+    })
+}
+
+/// The part of a chunk after the text said before lasts at least this long (samples) for a
+/// loop in its reading after that text to send it straight to the chunk heard alone, that
+/// reading neither heard again nor kept: whisper, made to read the text before, says the
+/// chunk's sentence twice ("He began a confused complaint against the wizard... He began a
+/// confused complaint...") where it reads it alone once, and a wider window took up to 1.2 s
+/// of a live dictation's last chunk to loop again (`scripts/bench-dictation`). Shorter parts
+/// are a word or two, which their own audio alone reads worse ("70." after the phone
+/// prompts' words before, "7D" alone) and whose retries are cheap (docs/performance.md).
+const ALONE_AFTER_LOOP_SAMPLES: usize = 3 * SAMPLE_RATE as usize;
+
+/// Whether a reading after the text said before that came out as `verdict`, over a part of
+/// `samples` after that text, gives way to the chunk heard alone ([`ALONE_AFTER_LOOP_SAMPLES`]).
+fn gives_up_after_loop(verdict: Verdict, samples: usize) -> bool {
+    verdict.is_loop() && samples >= ALONE_AFTER_LOOP_SAMPLES
+}
+
+/// [`hear_chunk`]'s attempts on one chunk, its start (if said before) read as its text, and the
+/// verdict on the best of them. When the text kept stops well before the chunk does
+/// ([`Doubt::EarlyStop`]: whisper ended its text at a pause with more speech after it, which
+/// whisper.cpp then skips), the rest after its last segment is heard as a chunk of its own, the
+/// text so far its prompt, up to [`MAX_RESTS`] times (only in audio trimmed to its speech, and
+/// not for tentative text, which the next pass replaces). A loop cut out is not gone past.
 fn hear_attempts(
     state: &mut WhisperState,
     decoders: &Decoders,
@@ -157,7 +186,7 @@ fn hear_attempts(
     chunk: &Chunk<'_>,
     settings: &Settings,
     retries: &mut Retries,
-) -> Result<Vec<Segment>, EngineError> {
+) -> Result<(Vec<Segment>, Verdict), EngineError> {
     let whole = chunk.samples.len() as f64 / SAMPLE_RATE;
     let before = chunk.said.map_or(0.0, |said| said.seconds.min(whole));
     let seconds = whole - before;
@@ -196,7 +225,8 @@ fn hear_attempts(
             break;
         }
     }
-    Ok(heard.into_iter().map(|s| s.shifted(before)).collect())
+    let heard = heard.into_iter().map(|s| s.shifted(before)).collect();
+    Ok((heard, verdict))
 }
 
 /// The best of the recovery's attempts on one chunk, in the timeline after its start said
@@ -257,16 +287,18 @@ fn best_attempt(
                 .take(160)
                 .collect::<String>()
         );
-        // Nothing heard after the text said before: the chunk heard alone comes next
-        // ([`hear_chunk`]). A wider window heard nothing too in 15 of the 17 pairs of the
-        // corpus's recordings where this happened (tiny.en), and the turns of every held-out
-        // set read the same without it (`turn_context --said-before`, docs/performance.md).
-        let nothing_after_said =
-            chunk.said.is_some() && verdict == Verdict::Doubted(Doubt::Nothing);
+        // Nothing heard after the text said before, or a loop in a longer part after it: the
+        // chunk heard alone comes next ([`hear_chunk`]). A wider window heard nothing too in
+        // 15 of the 17 pairs of the corpus's recordings where nothing was heard (tiny.en), and
+        // the turns of every held-out set read the same without either retry
+        // (`turn_context --said-before`, docs/performance.md).
+        let gives_up = chunk.said.is_some()
+            && (verdict == Verdict::Doubted(Doubt::Nothing)
+                || gives_up_after_loop(verdict, chunk.samples.len() - said_samples(chunk)));
         if best.as_ref().is_none_or(|(_, worst)| verdict <= *worst) {
             best = Some((heard, verdict));
         }
-        if nothing_after_said {
+        if gives_up {
             break;
         }
     }
