@@ -100,7 +100,7 @@ impl std::ops::AddAssign for Retries {
 /// least bad attempt, its loop cut out. Silence (the decoder's no-speech verdict) is no text.
 /// A chunk whose start was said before ([`Chunk::said`]) is also heard without that start, and
 /// that text is kept when it reads better ([`guard::better_alone`]), or when the reading after
-/// that start loops over a longer part ([`ALONE_AFTER_LOOP_SAMPLES`]): whisper, made to read
+/// that start loops over a longer part ([`ALONE_AFTER_LOOP_SECONDS`]): whisper, made to read
 /// the text said before, sometimes says it again after it, says the chunk twice, or nothing.
 pub(super) fn hear_chunk(
     state: &mut WhisperState,
@@ -113,7 +113,7 @@ pub(super) fn hear_chunk(
     let Some(said) = chunk.said else {
         return Ok(hear_attempts(state, decoders, request, chunk, settings, retries)?.0);
     };
-    let start = said_samples(chunk);
+    let start = ((said.seconds * SAMPLE_RATE) as usize).min(chunk.samples.len());
     let rest = Chunk {
         samples: &chunk.samples[start..],
         said: None,
@@ -133,7 +133,7 @@ pub(super) fn hear_chunk(
     let after_text = guard::joined(&after);
     let alone = hear_alone(state, retries)?;
     let alone_text = guard::joined(&alone);
-    let keeps_after = if gives_up_after_loop(verdict, rest.samples.len()) {
+    let keeps_after = if gives_up_after_loop(verdict, rest.samples.len() as f64 / SAMPLE_RATE) {
         alone.is_empty()
     } else {
         !guard::better_alone(&after_text, &alone_text, &said.text)
@@ -150,14 +150,7 @@ pub(super) fn hear_chunk(
     Ok(alone)
 }
 
-/// Where the part of `chunk` after the text said before starts (samples; 0 when none was).
-fn said_samples(chunk: &Chunk<'_>) -> usize {
-    chunk.said.map_or(0, |said| {
-        ((said.seconds * SAMPLE_RATE) as usize).min(chunk.samples.len())
-    })
-}
-
-/// The part of a chunk after the text said before lasts at least this long (samples) for a
+/// The part of a chunk after the text said before lasts at least this long (seconds) for a
 /// loop in its reading after that text to send it straight to the chunk heard alone, that
 /// reading neither heard again nor kept: whisper, made to read the text before, says the
 /// chunk's sentence twice ("He began a confused complaint against the wizard... He began a
@@ -165,12 +158,12 @@ fn said_samples(chunk: &Chunk<'_>) -> usize {
 /// of a live dictation's last chunk to loop again (`scripts/bench-dictation`). Shorter parts
 /// are a word or two, which their own audio alone reads worse ("70." after the phone
 /// prompts' words before, "7D" alone) and whose retries are cheap (docs/performance.md).
-const ALONE_AFTER_LOOP_SAMPLES: usize = 3 * SAMPLE_RATE as usize;
+const ALONE_AFTER_LOOP_SECONDS: f64 = 3.0;
 
-/// Whether a reading after the text said before that came out as `verdict`, over a part of
-/// `samples` after that text, gives way to the chunk heard alone ([`ALONE_AFTER_LOOP_SAMPLES`]).
-fn gives_up_after_loop(verdict: Verdict, samples: usize) -> bool {
-    verdict.is_loop() && samples >= ALONE_AFTER_LOOP_SAMPLES
+/// Whether a reading after the text said before that came out as `verdict`, over `seconds`
+/// after that text, gives way to the chunk heard alone ([`ALONE_AFTER_LOOP_SECONDS`]).
+fn gives_up_after_loop(verdict: Verdict, seconds: f64) -> bool {
+    verdict.is_loop() && seconds >= ALONE_AFTER_LOOP_SECONDS
 }
 
 /// [`hear_chunk`]'s attempts on one chunk, its start (if said before) read as its text, and the
@@ -294,7 +287,7 @@ fn best_attempt(
         // (`turn_context --said-before`, docs/performance.md).
         let gives_up = chunk.said.is_some()
             && (verdict == Verdict::Doubted(Doubt::Nothing)
-                || gives_up_after_loop(verdict, chunk.samples.len() - said_samples(chunk)));
+                || gives_up_after_loop(verdict, seconds));
         if best.as_ref().is_none_or(|(_, worst)| verdict <= *worst) {
             best = Some((heard, verdict));
         }
