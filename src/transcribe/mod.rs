@@ -18,6 +18,7 @@ mod run;
 pub mod said_before;
 mod side_by_side;
 mod speech;
+mod watched_pass;
 mod words;
 
 pub use error::TranscribeError;

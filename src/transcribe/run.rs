@@ -41,7 +41,7 @@ fn hear_live(
         let block = match blocks.try_recv() {
             Ok(block) => block,
             Err(TryRecvError::Empty) => {
-                listener.provisional();
+                listener.provisional(Some(blocks));
                 match blocks.recv() {
                     Ok(block) => block,
                     Err(_) => return,
@@ -1473,7 +1473,7 @@ mod tests {
             for _ in 0..frames {
                 assert!(listener.hear(&[0.0; 256]));
             }
-            listener.provisional();
+            listener.provisional(None);
             let calls = log.lock().unwrap().clone();
             assert!(calls.len() <= 1, "{calls:?}");
             match calls.first() {
@@ -1497,7 +1497,7 @@ mod tests {
         let provisional = log.lock().unwrap().len();
         for _ in 0..60 {
             assert!(live.hear(&[0.0; 256]));
-            live.provisional();
+            live.provisional(None);
         }
         let settled = live.finish().output.unwrap();
         let calls = log.lock().unwrap().clone();
@@ -1512,6 +1512,98 @@ mod tests {
             Recorder::samples_in(ahead[0]) < sentence.len() + 15 * 256,
             "heard before the chunk settled: {calls:?}"
         );
+    }
+
+    /// Hears committed chunks at once (one segment, like [`super::testing::Recorder`]) and
+    /// runs every provisional pass until it is given up (10 s at most), noting each call in
+    /// `log` ("ahead <samples>", "provisional <samples> given up" or "... heard").
+    struct ProvisionalUntilGivenUp {
+        log: Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    impl Engine for ProvisionalUntilGivenUp {
+        fn id(&self) -> &'static str {
+            "whisper"
+        }
+        fn models(&self) -> Vec<crate::engine::ModelOffer> {
+            super::testing::Gate::offers(&["tiny.en"])
+        }
+        fn transcribe(
+            &self,
+            _: &str,
+            r: &crate::engine::EngineRequest<'_>,
+        ) -> Result<EngineOutput, crate::engine::EngineError> {
+            let samples = r.samples.len();
+            if r.provisional {
+                let until = Instant::now() + Duration::from_secs(10);
+                while !r.cancel.is_cancelled() && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                let how = if r.cancel.is_cancelled() { "given up" } else { "heard" };
+                let mut log = self.log.lock().unwrap();
+                log.push(format!("provisional {samples} {how}"));
+                return Err(crate::engine::EngineError::Cancelled);
+            }
+            self.log.lock().unwrap().push(format!("ahead {samples}"));
+            Ok(EngineOutput {
+                text: "words".into(),
+                language: Some("en".into()),
+                segments: vec![crate::engine::Segment::new(
+                    0.0,
+                    samples as f64 / 16_000.0,
+                    "words",
+                )],
+                processing_time: None,
+            })
+        }
+    }
+
+    #[test]
+    fn a_provisional_pass_is_given_up_as_the_voice_drops_for_the_pass_ahead() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let call = EngineCall {
+            engine: Arc::new(ProvisionalUntilGivenUp { log: log.clone() }),
+            model: crate::engine::models::whisper_model("tiny.en").unwrap(),
+            vad: true,
+            language: LanguageChoice::Exact("en".into()),
+            task: Task::Transcribe,
+            initial_prompt: None,
+            words: false,
+            cancel: Cancel::new(),
+            live: Some(LiveSlots {
+                queue: Arc::new(Queue::new(1, 4)),
+                runtime: runtime.handle().clone(),
+            }),
+            held: None,
+            language_guess: None,
+        };
+        let mut listener = Listener::new(call, Some(Box::new(|_| {})));
+        listener.stop_provisional_on(Cancel::new());
+        // A sentence to its last loud sample: someone is speaking, and a provisional pass
+        // starts; the quiet after it comes while the pass runs (the capture still going).
+        assert!(listener.hear(&sentence("en-founded")));
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..20 {
+            tx.send(vec![0.0; 256]).unwrap();
+        }
+        let started = Instant::now();
+        listener.provisional(Some(&rx));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the pass ran on: {:?}",
+            started.elapsed()
+        );
+        let calls = log.lock().unwrap().clone();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert!(calls[0].ends_with(" given up"), "{calls:?}");
+        // The quiet was heard beside the pass, and the pass ahead follows at once, not
+        // spaced from the one given up.
+        listener.provisional(Some(&rx));
+        let calls = log.lock().unwrap().clone();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert!(calls[1].starts_with("ahead "), "{calls:?}");
+        drop(tx);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,10 +20,12 @@
 //! committed text ([`SaidBeforeChunks`]).
 
 use std::ops::Range;
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use super::said_before::SaidBeforeChunks;
 use super::side_by_side::{CallSettings, SideBySide};
+use super::watched_pass::hear_while_listening;
 use crate::audio::decode::SampleSink;
 use crate::audio::vad::{Chunker, Limits, SpeechChunk, Timeline};
 use crate::cancel::Cancel;
@@ -162,6 +164,8 @@ pub(super) struct Listener {
     /// took 1.3 s for it on 2 cores, every pass).
     provisional_language: Option<String>,
     provisional_stop: Option<Cancel>,
+    /// Live audio: chunks settled while a provisional pass ran, transcribed once it ends.
+    settled_beside_pass: Vec<SpeechChunk>,
     /// Live audio: the open chunk heard ahead, as the voice dropped or in the pause that may
     /// end it: its text when it settles with no more speech.
     heard_ahead: Option<HeardAhead>,
@@ -212,6 +216,7 @@ impl Listener {
             passed_from: None,
             provisional_language: language_guess,
             provisional_stop: None,
+            settled_beside_pass: Vec::new(),
             heard_ahead: None,
             spaced_until: Instant::now(),
             whole_heard: 0,
@@ -230,6 +235,13 @@ impl Listener {
         if self.failed.is_some() {
             return false;
         }
+        let ready = self.detect(samples);
+        self.settle(ready)
+    }
+
+    /// Takes the next samples into the audio kept and voice activity detection; the chunks
+    /// they settle, to transcribe.
+    fn detect(&mut self, samples: &[f32]) -> Vec<SpeechChunk> {
         if let Some((whole, _)) = &mut self.whole {
             whole.extend_from_slice(samples);
         }
@@ -240,7 +252,24 @@ impl Listener {
         let mut ready = Vec::new();
         self.chunker.push(samples, &mut |chunk| ready.push(chunk));
         self.vad += started.elapsed();
-        self.settle(ready)
+        ready
+    }
+
+    /// Live audio, a block captured while a provisional pass runs: detected at once, the
+    /// chunks it settles kept for when the pass ends. True when the pass is of no more use:
+    /// the voice dropped (the pass ahead is due), a chunk settled (its commit is due) or the
+    /// capture failed (an empty block).
+    fn hear_beside_pass(&mut self, samples: &[f32]) -> bool {
+        if samples.is_empty() {
+            self.call.cancel.cancel();
+            return true;
+        }
+        let ready = self.detect(samples);
+        self.settled_beside_pass.extend(ready);
+        !self.settled_beside_pass.is_empty()
+            || self.chunker.settling().is_some()
+            || !self.chunker.speaking()
+            || self.chunker.voice_dropped()
     }
 
     /// Transcribes the chunks the audio settled, reporting live audio's speech as it starts
@@ -312,7 +341,9 @@ impl Listener {
     /// same chunk has passed and the engine is free (provisional text never makes anyone wait);
     /// as the voice drops ([`Listener::hear_as_voice_drops`]) and in a pause
     /// ([`Listener::hear_ahead`]), hears it ahead.
-    pub fn provisional(&mut self) {
+    /// With `incoming`, the blocks still to come, a provisional pass goes on only while they
+    /// carry the voice on ([`hear_while_listening`]).
+    pub fn provisional(&mut self, incoming: Option<&Receiver<Vec<f32>>>) {
         let (Some(live), Some(stop)) = (&self.call.live, &self.provisional_stop) else {
             return;
         };
@@ -342,11 +373,14 @@ impl Listener {
         else {
             return;
         };
-        let Some(_slot) = live.queue.try_acquire() else {
+        let Some(slot) = live.queue.try_acquire() else {
             return;
         };
         let stop = stop.clone();
-        self.hear_open_chunk(&chunk, &stop, OpenPass::Provisional);
+        self.hear_open_chunk(&chunk, &stop, OpenPass::Provisional, incoming);
+        drop(slot);
+        let settled = std::mem::take(&mut self.settled_beside_pass);
+        self.settle(settled);
     }
 
     /// Live audio, in a pause: hears the open chunk as it settles unless more speech comes, once
@@ -413,7 +447,7 @@ impl Listener {
             return;
         };
         let cancel = self.call.cancel.clone();
-        let (heard, took) = self.hear_open_chunk(chunk, &cancel, pass);
+        let (heard, took) = self.hear_open_chunk(chunk, &cancel, pass, None);
         self.engine += took;
         self.heard_ahead = heard.map(|heard| HeardAhead {
             range: chunk.range(),
@@ -422,18 +456,23 @@ impl Listener {
         });
     }
 
-    /// One pass over the open `chunk` (the engine slot taken), stopped early by `cancel`: the
-    /// next provisional pass spaced from it and its segments sent as tentative text. What the
+    /// One pass over the open `chunk` (the engine slot taken), stopped early by `cancel` (a
+    /// provisional one with `incoming`, also given up as the voice drops): the next
+    /// provisional pass spaced from it and its segments sent as tentative text. What the
     /// engine heard (None when the pass failed or was stopped), and how long it took.
     fn hear_open_chunk(
         &mut self,
         chunk: &SpeechChunk,
         cancel: &Cancel,
         pass: OpenPass,
+        incoming: Option<&Receiver<Vec<f32>>>,
     ) -> (Option<EngineOutput>, Duration) {
         let started = Instant::now();
         let provisional = matches!(pass, OpenPass::Provisional);
-        let heard = self.hear_chunk(chunk, cancel, provisional);
+        let (heard, given_up) = match incoming.filter(|_| provisional) {
+            Some(incoming) => self.hear_listening(chunk, cancel, incoming),
+            None => (self.hear_chunk(chunk, cancel, provisional), false),
+        };
         let took = started.elapsed();
         let heard_words = heard
             .as_ref()
@@ -443,12 +482,16 @@ impl Listener {
             _ => PROVISIONAL_EVERY,
         };
         self.next_provisional = started + every.max(took * PROVISIONAL_SPACING);
-        self.spaced_until = started + took * PROVISIONAL_SPACING;
+        // A pass given up as the voice dropped leaves the pass ahead free to start at once.
+        if !given_up {
+            self.spaced_until = started + took * PROVISIONAL_SPACING;
+        }
         self.passed_from = Some(chunk.start);
         tracing::debug!(
             seconds = chunk.samples.len() as f64 / SAMPLE_RATE,
             took_ms = took.as_millis() as u64,
             how = pass.name(),
+            given_up,
             "open chunk heard"
         );
         let Ok(heard) = heard else {
@@ -468,6 +511,32 @@ impl Listener {
             sink(Listened::Tentative(&segments, language.as_deref()));
         }
         (Some(heard), took)
+    }
+
+    /// A provisional pass over `chunk` (stopped early by `stop`) while the blocks from
+    /// `incoming` are heard beside it ([`Listener::hear_beside_pass`]), given up once they
+    /// show the voice dropping; whether it was given up.
+    fn hear_listening(
+        &mut self,
+        chunk: &SpeechChunk,
+        stop: &Cancel,
+        incoming: &Receiver<Vec<f32>>,
+    ) -> (Result<EngineOutput, EngineError>, bool) {
+        let given_up = Cancel::new();
+        let whole = std::iter::once(0..chunk.samples.len()).collect();
+        let request = self.request(&chunk.samples, whole, &given_up, true);
+        let engine = self.call.engine.clone();
+        let model = self.call.model.id;
+        let cancelled = self.call.cancel.clone();
+        hear_while_listening(
+            engine.as_ref(),
+            model,
+            &request,
+            &given_up,
+            stop,
+            incoming,
+            |block| self.hear_beside_pass(block) || cancelled.is_cancelled(),
+        )
     }
 
     /// Whether the engine failed (or the request was cancelled) before the audio ended.
