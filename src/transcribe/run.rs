@@ -1539,7 +1539,11 @@ mod tests {
                 while !r.cancel.is_cancelled() && Instant::now() < until {
                     std::thread::sleep(Duration::from_millis(2));
                 }
-                let how = if r.cancel.is_cancelled() { "given up" } else { "heard" };
+                let how = if r.cancel.is_cancelled() {
+                    "given up"
+                } else {
+                    "heard"
+                };
                 let mut log = self.log.lock().unwrap();
                 log.push(format!("provisional {samples} {how}"));
                 return Err(crate::engine::EngineError::Cancelled);
@@ -1581,12 +1585,18 @@ mod tests {
         let mut listener = Listener::new(call, Some(Box::new(|_| {})));
         listener.stop_provisional_on(Cancel::new());
         // A sentence to its last loud sample: someone is speaking, and a provisional pass
-        // starts; the quiet after it comes while the pass runs (the capture still going).
+        // starts; 0.3 s into it, 0.22 s of quiet is captured (the capture still going: the
+        // voice has dropped, 0.16 s after the last loud sample as the detector hears it, and
+        // the detector's region has not closed).
         assert!(listener.hear(&sentence("en-founded")));
         let (tx, rx) = std::sync::mpsc::channel();
-        for _ in 0..20 {
-            tx.send(vec![0.0; 256]).unwrap();
-        }
+        let capture = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            for _ in 0..14 {
+                tx.send(vec![0.0; 256]).unwrap();
+            }
+            tx
+        });
         let started = Instant::now();
         listener.provisional(Some(&rx));
         assert!(
@@ -1597,13 +1607,13 @@ mod tests {
         let calls = log.lock().unwrap().clone();
         assert_eq!(calls.len(), 1, "{calls:?}");
         assert!(calls[0].ends_with(" given up"), "{calls:?}");
-        // The quiet was heard beside the pass, and the pass ahead follows at once, not
-        // spaced from the one given up.
+        // The quiet was heard beside the pass, and the pass as the voice drops follows at
+        // once, not spaced from the one given up (twice the 0.3 s it ran).
         listener.provisional(Some(&rx));
         let calls = log.lock().unwrap().clone();
         assert_eq!(calls.len(), 2, "{calls:?}");
         assert!(calls[1].starts_with("ahead "), "{calls:?}");
-        drop(tx);
+        drop(capture.join().unwrap());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -63,6 +63,15 @@ mod tests {
     use crate::engine::LanguageChoice;
     use crate::transcribe::testing::Endless;
 
+    /// A request for all of `samples` that `cancel` stops.
+    fn stopped_by<'a>(samples: &'a [f32], cancel: &Cancel) -> EngineRequest<'a> {
+        let whole = std::iter::once(0..samples.len()).collect();
+        EngineRequest {
+            cancel: cancel.clone(),
+            ..EngineRequest::speech(samples, whole, LanguageChoice::Auto)
+        }
+    }
+
     fn endless() -> (Endless, Arc<AtomicUsize>) {
         let cancelled = Arc::new(AtomicUsize::new(0));
         let engine = Endless {
@@ -77,10 +86,7 @@ mod tests {
         let (engine, cancelled) = endless();
         let given_up = Cancel::new();
         let samples = vec![0.0; 16_000];
-        let request = EngineRequest {
-            cancel: given_up.clone(),
-            ..EngineRequest::speech(&samples, vec![0..samples.len()], LanguageChoice::Auto)
-        };
+        let request = stopped_by(&samples, &given_up);
         let (tx, rx) = mpsc::channel();
         for level in 1..=5 {
             tx.send(vec![level as f32; 256]).unwrap();
@@ -117,10 +123,7 @@ mod tests {
         let given_up = Cancel::new();
         let stop = Cancel::new();
         stop.cancel();
-        let request = EngineRequest {
-            cancel: given_up.clone(),
-            ..EngineRequest::speech(&samples, vec![0..samples.len()], LanguageChoice::Auto)
-        };
+        let request = stopped_by(&samples, &given_up);
         let (_tx, rx) = mpsc::channel();
         let (_, was_given_up) =
             hear_while_listening(&engine, "tiny.en", &request, &given_up, &stop, &rx, |_| {
@@ -129,10 +132,7 @@ mod tests {
         assert!(was_given_up);
         // Ended: the capture's sender gone.
         let given_up = Cancel::new();
-        let request = EngineRequest {
-            cancel: given_up.clone(),
-            ..EngineRequest::speech(&samples, vec![0..samples.len()], LanguageChoice::Auto)
-        };
+        let request = stopped_by(&samples, &given_up);
         let (tx, rx) = mpsc::channel::<Vec<f32>>();
         drop(tx);
         let (_, was_given_up) = hear_while_listening(
@@ -157,10 +157,7 @@ mod tests {
         };
         let given_up = Cancel::new();
         let samples = vec![0.0; 16_000];
-        let request = EngineRequest {
-            cancel: given_up.clone(),
-            ..EngineRequest::speech(&samples, vec![0..samples.len()], LanguageChoice::Auto)
-        };
+        let request = stopped_by(&samples, &given_up);
         let (tx, rx) = mpsc::channel();
         tx.send(vec![0.5; 256]).unwrap();
         let mut blocks = 0;

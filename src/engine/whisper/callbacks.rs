@@ -13,6 +13,7 @@ pub(super) struct Watch {
     /// Tokens the decode must start with (`<|0.00|>` and the text of audio said before), in the
     /// first pass; the loop and the most tokens are watched after them.
     pub(super) forced: Vec<i32>,
+    /// The most text tokens after the forced ones (`run::most_text_tokens`).
     pub(super) max_tokens: usize,
     /// whisper's end-of-text token: text tokens come before it.
     pub(super) eot: i32,

@@ -306,6 +306,19 @@ fn best_attempt(
     Ok((heard, verdict))
 }
 
+/// The most text tokens a decode of `seconds` of audio writes after the text said before (the
+/// tokens it is made to read first): what the audio after that part can hold, and room for that
+/// text read once more, which [`guard::drop_said_again`] drops. A loop after the words before
+/// then stops where the part after them is full, not where the whole audio would be (a live
+/// dictation's last sentence, 4.7 s after 8.6 s said before, read twice and on: 352 ms for the
+/// reading, 484 ms before, `scripts/bench-dictation`, docs/performance.md).
+fn most_text_tokens(seconds: f64, said: Option<&Said>) -> usize {
+    match said {
+        Some(said) => guard::max_tokens(seconds - said.seconds.min(seconds)) + said.tokens.len(),
+        None => guard::max_tokens(seconds),
+    }
+}
+
 /// One chunk as whisper is asked to hear it.
 #[derive(Clone, Copy)]
 pub(super) struct Chunk<'a> {
@@ -454,7 +467,7 @@ fn decode(
                 .collect(),
             None => Vec::new(),
         },
-        max_tokens: guard::max_tokens(seconds),
+        max_tokens: most_text_tokens(seconds, chunk.said),
         eot: settings.reading.first_special,
         end_timestamp: settings.first_timestamp
             + ((seconds * 50.0).ceil() as i32).min(FULL_WINDOW_FRAMES as i32),
@@ -474,11 +487,20 @@ fn decode(
         params.set_start_encoder_callback(Some(stop_before_the_rest));
         params.set_start_encoder_callback_user_data(&tail as *const TailWatch as *mut c_void);
     }
+    let started = std::time::Instant::now();
     let heard = state.full(params, samples);
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
     heard.map_err(failed)?;
+    tracing::trace!(
+        seconds,
+        window = attempt.window,
+        forced = watch.forced.len(),
+        tokens = state.as_iter().map(|s| s.n_tokens().max(0)).sum::<i32>(),
+        took_ms = started.elapsed().as_millis() as u64,
+        "whisper pass"
+    );
     let mut segments = Vec::new();
     // Every segment is read, kept or not, for DTW's moments run on from one to the next.
     let reading = Reading {
@@ -591,6 +613,24 @@ fn is_non_speech_marker(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_decode_after_text_said_before_writes_what_the_part_after_it_holds() {
+        let said = Said {
+            text: "And I should be all. Thanks.".into(),
+            tokens: vec![1; 9],
+            seconds: 8.6,
+        };
+        let after = guard::max_tokens(4.7);
+        assert_eq!(most_text_tokens(13.3, Some(&said)), after + 9);
+        assert!(most_text_tokens(13.3, Some(&said)) < guard::max_tokens(13.3));
+        assert_eq!(most_text_tokens(13.3, None), guard::max_tokens(13.3));
+        // Audio no longer than what was said before leaves room for that text alone.
+        assert_eq!(
+            most_text_tokens(8.0, Some(&said)),
+            guard::max_tokens(0.0) + 9
+        );
+    }
 
     #[test]
     fn audio_too_short_for_dtw_is_padded_with_silence_only_with_dtw() {
