@@ -1439,28 +1439,10 @@ mod tests {
     #[test]
     fn the_chunk_is_heard_ahead_as_the_voice_drops_and_that_text_is_what_it_settles_as() {
         use super::testing::Recorder;
-        use crate::engine::models::whisper_model;
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let log = Arc::new(std::sync::Mutex::new(Vec::new()));
         let listener = || {
-            let call = EngineCall {
-                engine: Arc::new(Recorder { log: log.clone() }),
-                model: whisper_model("tiny.en").unwrap(),
-                vad: true,
-                language: LanguageChoice::Exact("en".into()),
-                task: Task::Transcribe,
-                initial_prompt: None,
-                words: false,
-                cancel: Cancel::new(),
-                live: Some(LiveSlots {
-                    queue: Arc::new(Queue::new(1, 4)),
-                    runtime: runtime.handle().clone(),
-                }),
-                held: None,
-                language_guess: None,
-            };
-            let mut listener = Listener::new(call, Some(Box::new(|_| {})));
-            listener.stop_provisional_on(Cancel::new());
+            let listener = live_listener(Arc::new(Recorder { log: log.clone() }), &runtime);
             log.lock().unwrap().clear();
             listener
         };
@@ -1512,6 +1494,30 @@ mod tests {
             Recorder::samples_in(ahead[0]) < sentence.len() + 15 * 256,
             "heard before the chunk settled: {calls:?}"
         );
+    }
+
+    /// A listener of live English audio on `engine` (tiny.en, voice activity detection, a queue
+    /// of its own), reporting to nobody, its provisional passes never stopped.
+    fn live_listener(engine: Arc<dyn Engine>, runtime: &tokio::runtime::Runtime) -> Listener {
+        let call = EngineCall {
+            engine,
+            model: crate::engine::models::whisper_model("tiny.en").unwrap(),
+            vad: true,
+            language: LanguageChoice::Exact("en".into()),
+            task: Task::Transcribe,
+            initial_prompt: None,
+            words: false,
+            cancel: Cancel::new(),
+            live: Some(LiveSlots {
+                queue: Arc::new(Queue::new(1, 4)),
+                runtime: runtime.handle().clone(),
+            }),
+            held: None,
+            language_guess: None,
+        };
+        let mut listener = Listener::new(call, Some(Box::new(|_| {})));
+        listener.stop_provisional_on(Cancel::new());
+        listener
     }
 
     /// Hears committed chunks at once (one segment, like [`super::testing::Recorder`]) and
@@ -1566,24 +1572,8 @@ mod tests {
     fn a_provisional_pass_is_given_up_as_the_voice_drops_for_the_pass_ahead() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let call = EngineCall {
-            engine: Arc::new(ProvisionalUntilGivenUp { log: log.clone() }),
-            model: crate::engine::models::whisper_model("tiny.en").unwrap(),
-            vad: true,
-            language: LanguageChoice::Exact("en".into()),
-            task: Task::Transcribe,
-            initial_prompt: None,
-            words: false,
-            cancel: Cancel::new(),
-            live: Some(LiveSlots {
-                queue: Arc::new(Queue::new(1, 4)),
-                runtime: runtime.handle().clone(),
-            }),
-            held: None,
-            language_guess: None,
-        };
-        let mut listener = Listener::new(call, Some(Box::new(|_| {})));
-        listener.stop_provisional_on(Cancel::new());
+        let engine = Arc::new(ProvisionalUntilGivenUp { log: log.clone() });
+        let mut listener = live_listener(engine, &runtime);
         // A sentence to its last loud sample: someone is speaking, and a provisional pass
         // starts; 0.3 s into it, 0.22 s of quiet is captured (the capture still going: the
         // voice has dropped, 0.16 s after the last loud sample as the detector hears it, and

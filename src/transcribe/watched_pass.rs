@@ -63,13 +63,22 @@ mod tests {
     use crate::engine::LanguageChoice;
     use crate::transcribe::testing::Endless;
 
-    /// A request for all of `samples` that `cancel` stops.
-    fn stopped_by<'a>(samples: &'a [f32], cancel: &Cancel) -> EngineRequest<'a> {
+    /// A pass of `engine` over a second of audio while the blocks from `incoming` go to `hear`:
+    /// what it heard, and whether it was given up.
+    fn pass(
+        engine: &dyn Engine,
+        stop: &Cancel,
+        incoming: &mpsc::Receiver<Vec<f32>>,
+        hear: impl FnMut(&[f32]) -> bool,
+    ) -> (Result<EngineOutput, EngineError>, bool) {
+        let given_up = Cancel::new();
+        let samples = vec![0.0; 16_000];
         let whole = std::iter::once(0..samples.len()).collect();
-        EngineRequest {
-            cancel: cancel.clone(),
-            ..EngineRequest::speech(samples, whole, LanguageChoice::Auto)
-        }
+        let request = EngineRequest {
+            cancel: given_up.clone(),
+            ..EngineRequest::speech(&samples, whole, LanguageChoice::Auto)
+        };
+        hear_while_listening(engine, "tiny.en", &request, &given_up, stop, incoming, hear)
     }
 
     fn endless() -> (Endless, Arc<AtomicUsize>) {
@@ -84,26 +93,15 @@ mod tests {
     #[test]
     fn the_pass_is_given_up_once_a_block_heard_beside_it_says_so_and_every_block_is_heard() {
         let (engine, cancelled) = endless();
-        let given_up = Cancel::new();
-        let samples = vec![0.0; 16_000];
-        let request = stopped_by(&samples, &given_up);
         let (tx, rx) = mpsc::channel();
         for level in 1..=5 {
             tx.send(vec![level as f32; 256]).unwrap();
         }
         let mut heard = Vec::new();
-        let (output, was_given_up) = hear_while_listening(
-            &engine,
-            "tiny.en",
-            &request,
-            &given_up,
-            &Cancel::new(),
-            &rx,
-            |block| {
-                heard.push(block[0]);
-                block[0] == 3.0
-            },
-        );
+        let (output, was_given_up) = pass(&engine, &Cancel::new(), &rx, |block| {
+            heard.push(block[0]);
+            block[0] == 3.0
+        });
         assert!(was_given_up);
         assert!(matches!(output, Err(EngineError::Cancelled)), "{output:?}");
         assert_eq!(cancelled.load(Ordering::SeqCst), 1);
@@ -118,33 +116,15 @@ mod tests {
     #[test]
     fn the_pass_is_given_up_when_the_capture_stops_or_ends() {
         let (engine, cancelled) = endless();
-        let samples = vec![0.0; 16_000];
         // Stopped: the capture's token.
-        let given_up = Cancel::new();
         let stop = Cancel::new();
         stop.cancel();
-        let request = stopped_by(&samples, &given_up);
         let (_tx, rx) = mpsc::channel();
-        let (_, was_given_up) =
-            hear_while_listening(&engine, "tiny.en", &request, &given_up, &stop, &rx, |_| {
-                false
-            });
-        assert!(was_given_up);
+        assert!(pass(&engine, &stop, &rx, |_| false).1);
         // Ended: the capture's sender gone.
-        let given_up = Cancel::new();
-        let request = stopped_by(&samples, &given_up);
         let (tx, rx) = mpsc::channel::<Vec<f32>>();
         drop(tx);
-        let (_, was_given_up) = hear_while_listening(
-            &engine,
-            "tiny.en",
-            &request,
-            &given_up,
-            &Cancel::new(),
-            &rx,
-            |_| false,
-        );
-        assert!(was_given_up);
+        assert!(pass(&engine, &Cancel::new(), &rx, |_| false).1);
         assert_eq!(cancelled.load(Ordering::SeqCst), 2);
     }
 
@@ -155,24 +135,13 @@ mod tests {
             pause: Duration::from_millis(30),
             at_once: 1,
         };
-        let given_up = Cancel::new();
-        let samples = vec![0.0; 16_000];
-        let request = stopped_by(&samples, &given_up);
         let (tx, rx) = mpsc::channel();
         tx.send(vec![0.5; 256]).unwrap();
         let mut blocks = 0;
-        let (output, was_given_up) = hear_while_listening(
-            &engine,
-            "tiny.en",
-            &request,
-            &given_up,
-            &Cancel::new(),
-            &rx,
-            |_| {
-                blocks += 1;
-                false
-            },
-        );
+        let (output, was_given_up) = pass(&engine, &Cancel::new(), &rx, |_| {
+            blocks += 1;
+            false
+        });
         assert!(!was_given_up);
         assert!(output.is_ok(), "{output:?}");
         assert_eq!(blocks, 1);
