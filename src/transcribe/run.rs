@@ -29,8 +29,9 @@ use crate::wire::transcription::TranscribeOptions;
 const SAMPLE_RATE: f64 = 16_000.0;
 
 /// Hears live audio block by block until its senders are gone; whenever every block captured
-/// so far is heard, the open chunk may be heard provisionally. An empty block means the capture
-/// failed: what it heard is abandoned.
+/// so far is heard, the open chunk may be heard provisionally, the blocks that come meanwhile
+/// heard beside that pass ([`Listener::provisional`]). An empty block means the capture failed:
+/// what it heard is abandoned.
 fn hear_live(
     blocks: &std::sync::mpsc::Receiver<Vec<f32>>,
     listener: &mut Listener,
