@@ -231,6 +231,22 @@ pub fn ends_in_loop(tokens: &[i32]) -> bool {
     })
 }
 
+/// Tokens of a decode's start (after its first, which may be written with or without a leading
+/// space or capital) that said again mean it is saying its text a second time.
+const START_SAID_AGAIN_TOKENS: usize = 4;
+
+/// Whether the text tokens decoded so far end in their own start said again: the
+/// [`START_SAID_AGAIN_TOKENS`] after the first, not overlapping it. Whisper, made to read the
+/// text said before a chunk, sometimes reads the chunk's sentence and then starts it over ("He
+/// began a confused complaint against the wizard... He began a confused complaint..."). A
+/// speaker who says it twice is heard so too, which is why a decode the whisper engine stops
+/// there gives way to the chunk heard alone rather than being cut.
+pub fn says_its_start_again(tokens: &[i32]) -> bool {
+    let start = 1..1 + START_SAID_AGAIN_TOKENS;
+    tokens.len() >= start.end + START_SAID_AGAIN_TOKENS
+        && tokens[tokens.len() - START_SAID_AGAIN_TOKENS..] == tokens[start]
+}
+
 /// A pattern said again and again without a break, found in text normalised to lower case with
 /// single spaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -810,6 +826,29 @@ mod tests {
         assert!(is_silence(&cut_word, no_speech_bar(false)));
         assert!(!is_silence(&cut_word, no_speech_bar(true)));
         assert!(is_silence(&noise, no_speech_bar(true)));
+    }
+
+    #[test]
+    fn a_decode_that_says_its_start_again_is_seen_as_it_happens() {
+        // "He began a confused complaint ... left. He began a confused complaint"
+        let sentence = [10, 11, 12, 13, 14, 15, 16, 17];
+        let twice: Vec<i32> = sentence.iter().chain(&sentence[..5]).copied().collect();
+        assert!(says_its_start_again(&twice));
+        // Its first token may be written otherwise the second time (" He" for "He").
+        let mut respelled = twice.clone();
+        respelled[8] = 99;
+        assert!(says_its_start_again(&respelled));
+        // Not before the whole start is said again, nor once it is past.
+        assert!(!says_its_start_again(&twice[..12]));
+        assert!(!says_its_start_again(&[twice.as_slice(), &[18]].concat()));
+        // Said again only once the start is over: a run of one token (a loop by the other rule).
+        assert!(!says_its_start_again(&[5; 8]));
+        assert!(says_its_start_again(&[5; 9]));
+        // Words of the start said again elsewhere, not in order after it.
+        assert!(!says_its_start_again(&[
+            10, 11, 12, 13, 14, 20, 11, 12, 13, 21
+        ]));
+        assert!(!says_its_start_again(&[]));
     }
 
     #[test]

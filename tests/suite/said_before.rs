@@ -112,6 +112,47 @@ fn heard_alone_at_once(
 }
 
 #[test]
+fn a_reading_after_the_text_in_front_ends_where_it_says_its_own_start_again() {
+    // Read after "Go somewhere and do something.", tiny.en says the wizard sentence and starts
+    // it over; the decode ends there rather than run on, and the chunk heard alone is kept.
+    let Some((engine, samples, start, first, second)) = recordings("real-something", "real-wizard")
+    else {
+        return;
+    };
+    let heard = hear_after(&engine, &samples, start, &first);
+    assert!(errors(&second, &heard.text) <= 2, "{}", heard.text);
+    let retries = engine.retries();
+    assert_eq!(
+        (retries.start_said_again, retries.alone),
+        (1, 1),
+        "{retries:?}"
+    );
+}
+
+#[test]
+fn a_sentence_its_speaker_says_twice_after_the_text_in_front_is_heard_twice() {
+    // The reading after the text in front ends where the sentence starts again, and the chunk
+    // heard alone keeps both sayings.
+    let Some((engine, mut samples, start, first, second)) =
+        recordings("real-something", "real-wizard")
+    else {
+        return;
+    };
+    let said_again = samples[start..].to_vec();
+    samples.resize(samples.len() + 8_000, 0.0);
+    samples.extend_from_slice(&said_again);
+    let heard = hear_after(&engine, &samples, start, &first);
+    let twice = format!("{second} {second}");
+    assert!(errors(&twice, &heard.text) <= 2, "{}", heard.text);
+    assert_eq!(
+        engine.retries().start_said_again,
+        1,
+        "{:?}",
+        engine.retries()
+    );
+}
+
+#[test]
 fn a_reading_after_the_text_in_front_that_hears_nothing_is_not_heard_again_wider() {
     // Read after the wizard sentence, tiny.en hears nothing in the Overwatch one (and did
     // through a window twice as wide, when it was tried).

@@ -27,6 +27,34 @@ pub(super) struct Watch {
     pub(super) earliest_end: i32,
     /// The decoder samples (a retry at temperature) rather than taking the likeliest token.
     pub(super) sampled: bool,
+    /// The decode after the forced tokens ends where its text says its own start again
+    /// ([`guard::says_its_start_again`]): set for a reading after the text said before whose
+    /// part after that text is long enough to be heard alone instead (`run::hear_chunk`).
+    pub(super) ends_at_start_said_again: bool,
+    /// Set when the decode was ended so.
+    pub(super) said_its_start_again: AtomicBool,
+}
+
+/// Why a decode is made to end at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// Its text tokens end in a loop, or are more than the chunk can hold.
+    Loop,
+    /// Its text says its own start again ([`Watch::ends_at_start_said_again`]).
+    StartSaidAgain,
+}
+
+impl Watch {
+    /// Whether the text tokens decoded so far (after the forced ones) end the decode.
+    fn ending(&self, text: &[i32]) -> Option<Ending> {
+        if text.len() >= self.max_tokens || guard::ends_in_loop(text) {
+            Some(Ending::Loop)
+        } else if self.ends_at_start_said_again && guard::says_its_start_again(text) {
+            Some(Ending::StartSaidAgain)
+        } else {
+            None
+        }
+    }
 }
 
 /// whisper.cpp aligns a pass's tokens by DTW over the audio up to its last decoded timestamp,
@@ -41,10 +69,11 @@ pub(super) const DTW_MIN_END_STEPS: i32 = 8;
 
 /// whisper.cpp's logits filter, called before each token is chosen: the decode of a first pass
 /// starts with the watch's forced tokens; once the text tokens after them end in a loop or
-/// exceed what the chunk can hold, the decode is made to end at once (the segment closed at the
-/// chunk's end, then the text ended) instead of looping to its limit; the loop guard then
-/// judges the text as usual. With DTW, segments are also kept from ending too early for it
-/// ([`keep_segments_from_ending_early`]).
+/// exceed what the chunk can hold, or say their own start again where the watch asks
+/// ([`Watch::ends_at_start_said_again`], noted in [`Watch::said_its_start_again`]), the decode
+/// is made to end at once (the segment closed at the chunk's end, then the text ended) instead
+/// of looping to its limit; the loop guard then judges the text as usual. With DTW, segments
+/// are also kept from ending too early for it ([`keep_segments_from_ending_early`]).
 pub(super) unsafe extern "C" fn stop_loops(
     ctx: *mut whisper_rs::WhisperSysContext,
     state: *mut whisper_rs::WhisperSysState,
@@ -83,7 +112,8 @@ pub(super) unsafe extern "C" fn stop_loops(
         return;
     }
     keep_segments_from_ending_early(watch, tokens, logits);
-    let own = if first_pass && starts_with_forced(watch, tokens) {
+    let after_forced = first_pass && starts_with_forced(watch, tokens);
+    let own = if after_forced {
         &tokens[watch.forced.len()..]
     } else {
         tokens
@@ -93,8 +123,11 @@ pub(super) unsafe extern "C" fn stop_loops(
         .map(|t| t.id)
         .filter(|&id| id < watch.eot)
         .collect();
-    if text.len() < watch.max_tokens && !guard::ends_in_loop(&text) {
-        return;
+    match watch.ending(&text) {
+        None => return,
+        Some(Ending::StartSaidAgain) if !after_forced => return,
+        Some(Ending::StartSaidAgain) => watch.said_its_start_again.store(true, Ordering::Relaxed),
+        Some(Ending::Loop) => {}
     }
     let last_is_text = tokens.last().is_some_and(|t| t.id < watch.eot);
     only(
@@ -284,6 +317,31 @@ pub(super) unsafe extern "C" fn stop_before_the_rest(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn watch(max_tokens: usize, ends_at_start_said_again: bool) -> Watch {
+        Watch {
+            forced: vec![50_364, 7, 8],
+            max_tokens,
+            eot: 50_256,
+            end_timestamp: 50_500,
+            first_timestamp: 50_364,
+            earliest_end: 50_364,
+            sampled: false,
+            ends_at_start_said_again,
+            said_its_start_again: AtomicBool::new(false),
+        }
+    }
+
+    #[test]
+    fn a_decode_ends_at_a_loop_at_its_most_tokens_and_where_asked_at_its_start_said_again() {
+        let sentence = [10, 11, 12, 13, 14, 15, 16];
+        let twice: Vec<i32> = sentence.iter().chain(&sentence[..5]).copied().collect();
+        assert_eq!(watch(40, true).ending(&twice), Some(Ending::StartSaidAgain));
+        assert_eq!(watch(40, false).ending(&twice), None);
+        assert_eq!(watch(40, true).ending(&sentence), None);
+        assert_eq!(watch(7, true).ending(&sentence), Some(Ending::Loop));
+        assert_eq!(watch(40, false).ending(&[3; 8]), Some(Ending::Loop));
+    }
 
     #[test]
     fn an_early_timestamp_is_taken_only_when_timestamps_win_and_it_is_the_likeliest() {

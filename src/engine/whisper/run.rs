@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 
 use whisper_rs::{FullParams, SamplingStrategy, WhisperState};
 
-use super::super::guard;
+use super::super::guard::{self, Trouble};
 use super::super::words::{shorten_words_at_pauses, start_words_at_speech};
 use super::super::{EngineError, EngineRequest, Segment, Task};
 use super::callbacks::{
@@ -83,6 +83,9 @@ pub struct Retries {
     pub alone: u64,
     /// Rests of chunks whose text stopped early, heard on their own.
     pub rests: u64,
+    /// Readings after what was said before ended where they said their own start again
+    /// (then heard alone).
+    pub start_said_again: u64,
 }
 
 impl std::ops::AddAssign for Retries {
@@ -93,6 +96,7 @@ impl std::ops::AddAssign for Retries {
         self.tails += other.tails;
         self.alone += other.alone;
         self.rests += other.rests;
+        self.start_said_again += other.start_said_again;
     }
 }
 
@@ -163,7 +167,14 @@ const ALONE_AFTER_LOOP_SECONDS: f64 = 3.0;
 /// Whether a reading after the text said before that came out as `verdict`, over `seconds`
 /// after that text, gives way to the chunk heard alone ([`ALONE_AFTER_LOOP_SECONDS`]).
 fn gives_up_after_loop(verdict: Verdict, seconds: f64) -> bool {
-    verdict.is_loop() && seconds >= ALONE_AFTER_LOOP_SECONDS
+    verdict.is_loop() && gives_way_to_alone(seconds)
+}
+
+/// Whether a loop in a reading after the text said before, over `seconds` after that text,
+/// sends the chunk to be heard alone ([`ALONE_AFTER_LOOP_SECONDS`]): such a reading also ends
+/// where it says its own start again ([`Watch::ends_at_start_said_again`]), a loop.
+fn gives_way_to_alone(seconds: f64) -> bool {
+    seconds >= ALONE_AFTER_LOOP_SECONDS
 }
 
 /// [`hear_chunk`]'s attempts on one chunk, its start (if said before) read as its text, and the
@@ -251,20 +262,24 @@ fn best_attempt(
         if n > 0 {
             retries.passes += 1;
         }
-        let heard = if attempt.sampled {
+        let decoded = if attempt.sampled {
             let mut fresh = decoders.fresh_state()?;
             transcribe_chunk(&mut fresh, request, chunk, &attempt, settings, retries)?
         } else {
             transcribe_chunk(state, request, chunk, &attempt, settings, retries)?
         };
-        let mut heard = guard::drop_echoes(after_said(heard), seconds);
+        let mut heard = guard::drop_echoes(after_said(decoded.segments), seconds);
         if let Some(said) = chunk.said {
             heard = guard::drop_said_again(heard, &said.text);
         }
         if guard::is_silence(&heard, guard::no_speech_bar(request.provisional)) {
             return Ok((Vec::new(), Verdict::Fine));
         }
-        let verdict = Verdict::of(&heard, seconds, attempt.window.is_some());
+        let verdict = if decoded.said_its_start_again {
+            Verdict::Loop(Trouble::Repetition)
+        } else {
+            Verdict::of(&heard, seconds, attempt.window.is_some())
+        };
         if verdict == Verdict::Fine {
             return Ok((heard, verdict));
         }
@@ -411,7 +426,15 @@ fn prompt_tail(prompt: &str) -> &str {
     }
 }
 
-/// What whisper heard in one chunk: its segments, timed from the chunk's start.
+/// What one decode of a chunk heard: its segments, timed from the chunk's start.
+struct Decoded {
+    segments: Vec<Segment>,
+    /// The decode was ended where its text said its own start again (a loop;
+    /// [`Watch::ends_at_start_said_again`]).
+    said_its_start_again: bool,
+}
+
+/// What whisper heard in one chunk.
 fn transcribe_chunk(
     state: &mut WhisperState,
     request: &EngineRequest<'_>,
@@ -419,7 +442,7 @@ fn transcribe_chunk(
     attempt: &Attempt,
     settings: &Settings,
     retries: &mut Retries,
-) -> Result<Vec<Segment>, EngineError> {
+) -> Result<Decoded, EngineError> {
     let prompt = match (request.initial_prompt.as_deref(), chunk.heard_before) {
         (Some(given), Some(heard)) => Some(format!("{given} {heard}")),
         (given, heard) => given.or(heard).map(str::to_string),
@@ -451,7 +474,7 @@ fn decode(
     attempt: &Attempt,
     settings: &Settings,
     retries: &mut Retries,
-) -> Result<Vec<Segment>, EngineError> {
+) -> Result<Decoded, EngineError> {
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
@@ -474,6 +497,10 @@ fn decode(
         first_timestamp: settings.first_timestamp,
         earliest_end: settings.first_timestamp + DTW_MIN_END_STEPS * i32::from(settings.aligned),
         sampled: attempt.sampled,
+        ends_at_start_said_again: chunk
+            .said
+            .is_some_and(|said| gives_way_to_alone(seconds - said.seconds.min(seconds))),
+        said_its_start_again: AtomicBool::new(false),
     };
     let tail = TailWatch {
         length_centiseconds: (seconds * 100.0) as i64,
@@ -564,9 +591,16 @@ fn decode(
             settings,
             retries,
         )?;
-        segments.extend(in_timeline(heard, &(start..samples.len())));
+        segments.extend(in_timeline(heard.segments, &(start..samples.len())));
     }
-    Ok(segments)
+    let said_its_start_again = watch.said_its_start_again.load(Ordering::Relaxed);
+    if said_its_start_again {
+        retries.start_said_again += 1;
+    }
+    Ok(Decoded {
+        segments,
+        said_its_start_again,
+    })
 }
 
 /// `samples`, with silence after them up to [`DTW_MIN_CENTISECONDS`] when the decoders align by
