@@ -1778,10 +1778,33 @@ mod tests {
         // The first detects (through whisper's full window); the rest take its language.
         assert!(passes[0].ends_with(" auto"), "{log:?}");
         assert!(passes[1..].iter().all(|c| c.ends_with(" de")), "{log:?}");
-        // What is committed detects the language for itself: the text and its language
-        // are the same as a file's would be.
+        // A chunk no pass heard 3 s of is committed detecting the language for itself: the
+        // text and its language are the same as a file's would be.
+        let samples = super::testing::Recorder::samples_in;
+        assert!(passes.iter().all(|c| samples(c) < 48_000), "{log:?}");
         let settled = log.iter().find(|c| !c.contains(" provisional")).unwrap();
         assert!(settled.ends_with(" auto"), "{log:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pass_over_three_seconds_of_the_first_chunk_settles_the_language_for_its_commit() {
+        // A 4.9 s sentence: provisional passes over 3 s of it and more.
+        let (log, engine) = slow(20, 0);
+        speak_live_to(engine, "base", said("real-wizard")).await;
+        let log = log.lock().unwrap().clone();
+        let samples = super::testing::Recorder::samples_in;
+        let ahead = log
+            .iter()
+            .position(|c| c.contains(" provisional") && samples(c) >= 48_000)
+            .unwrap_or_else(|| panic!("no pass over 3 s: {log:?}"));
+        // The first pass detects for tentative text, the first over 3 s for good ...
+        assert!(log[0].ends_with(" auto"), "{log:?}");
+        assert!(log[1..ahead].iter().all(|c| c.ends_with(" de")), "{log:?}");
+        assert!(log[ahead].ends_with(" auto"), "{log:?}");
+        // ... and what comes after, the commit included, is heard in that language.
+        let after = &log[ahead + 1..];
+        assert!(after.iter().any(|c| !c.contains(" provisional")), "{log:?}");
+        assert!(after.iter().all(|c| c.ends_with(" de")), "{log:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -62,6 +62,14 @@ const PROVISIONAL_SPACING: u32 = 2;
 /// The open chunk is first heard provisionally once it holds this much audio (0.6 s: the
 /// padding before the speech and about a word).
 pub const MIN_PROVISIONAL_SAMPLES: usize = 9_600;
+/// Live audio, no language given: the first provisional pass over an open chunk this long or
+/// longer (3 s) detects the language, and that settles it for the whole transcription, the
+/// chunk's commit included. Detected as the first chunk settled, through whisper's full window,
+/// the language held that commit back: base's pass as the voice dropped took 1.1 s on 2 cores
+/// with it, the commit came 1.4 s after the pause began (`scripts/bench-dictation --model base`,
+/// docs/performance.md). Shorter audio is a word or two to detect from: the passes before take
+/// the first pass's language (or the guess) only for tentative text.
+const LANGUAGE_AHEAD_SAMPLES: usize = 48_000;
 /// Until a provisional pass hears words in the open chunk, the next comes this soon (still
 /// spaced by [`PROVISIONAL_SPACING`]): a first pass 0.35 s into the voice often hears none,
 /// and the person would wait a whole second more for the first word.
@@ -160,8 +168,9 @@ pub(super) struct Listener {
     passed_from: Option<usize>,
     /// Live audio, no language given: the one a pass over an open chunk detected (or the
     /// guess the transcription started with), which the provisional passes take until a
-    /// committed chunk settles the language (whisper judges it through its full window: base
-    /// took 1.3 s for it on 2 cores, every pass).
+    /// committed chunk, or a pass over [`LANGUAGE_AHEAD_SAMPLES`] of the open one, settles the
+    /// language (whisper judges it through its full window: base took 1.3 s for it on 2 cores,
+    /// every pass).
     provisional_language: Option<String>,
     provisional_stop: Option<Cancel>,
     /// Live audio: chunks settled while a provisional pass ran, transcribed once it ends.
@@ -469,6 +478,7 @@ impl Listener {
     ) -> (Option<EngineOutput>, Duration) {
         let started = Instant::now();
         let provisional = matches!(pass, OpenPass::Provisional);
+        let detects_language = provisional && self.detects_language_ahead(chunk.samples.len());
         let (heard, given_up) = match incoming.filter(|_| provisional) {
             Some(incoming) => self.hear_listening(chunk, cancel, incoming),
             None => (self.hear_chunk(chunk, cancel, provisional), false),
@@ -497,6 +507,9 @@ impl Listener {
         let Ok(heard) = heard else {
             return (None, took);
         };
+        if detects_language && let Some(language) = &heard.language {
+            self.settle_language(language);
+        }
         if self.provisional_language.is_none() {
             self.provisional_language = heard.language.clone();
         }
@@ -664,10 +677,25 @@ impl Listener {
         if self.language.is_none()
             && let Some(language) = &heard.language
         {
-            self.language = Some(language.clone());
-            self.call.language = LanguageChoice::Exact(language.clone());
+            self.settle_language(language);
         }
         Some(heard)
+    }
+
+    /// Takes `language` as the one every chunk from now on is heard in.
+    fn settle_language(&mut self, language: &str) {
+        self.language = Some(language.to_string());
+        self.call.language = LanguageChoice::Exact(language.to_string());
+        self.provisional_language = Some(language.to_string());
+    }
+
+    /// Whether a provisional pass over `samples` of the open chunk detects the language for
+    /// the whole live transcription ([`LANGUAGE_AHEAD_SAMPLES`]).
+    fn detects_language_ahead(&self, samples: usize) -> bool {
+        self.call.live.is_some()
+            && self.language.is_none()
+            && !self.language_settled()
+            && samples >= LANGUAGE_AHEAD_SAMPLES
     }
 
     /// Engine calls that run beside this transcription's on its slot (1 when it has the
@@ -922,7 +950,11 @@ impl Listener {
             chunks,
             trimmed_to_speech: self.call.vad,
             language: match &self.provisional_language {
-                Some(heard) if provisional && !self.language_settled() => {
+                Some(heard)
+                    if provisional
+                        && !self.language_settled()
+                        && !self.detects_language_ahead(samples.len()) =>
+                {
                     LanguageChoice::Exact(heard.clone())
                 }
                 _ => self.call.language.clone(),
