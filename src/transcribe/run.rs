@@ -1805,6 +1805,26 @@ mod tests {
         let after = &log[ahead + 1..];
         assert!(after.iter().any(|c| !c.contains(" provisional")), "{log:?}");
         assert!(after.iter().all(|c| c.ends_with(" de")), "{log:?}");
+
+        // Passes over 3 s that hear no words (the engine hears them from 3.75 s on) settle
+        // nothing: each detects again until one hears words.
+        let (log, engine) = slow(20, 60_000);
+        speak_live_to(engine, "base", said("real-wizard")).await;
+        let log = log.lock().unwrap().clone();
+        let over_3_s: Vec<&String> = log
+            .iter()
+            .filter(|c| c.contains(" provisional") && samples(c) >= 48_000)
+            .collect();
+        let mute = over_3_s.iter().filter(|c| samples(c) < 60_000).count();
+        assert!(mute >= 1 && over_3_s.len() > mute, "{log:?}");
+        assert!(
+            over_3_s[..=mute].iter().all(|c| c.ends_with(" auto")),
+            "{log:?}"
+        );
+        let settled_by = log.iter().position(|c| c == over_3_s[mute]).unwrap();
+        let after = &log[settled_by + 1..];
+        assert!(after.iter().any(|c| !c.contains(" provisional")), "{log:?}");
+        assert!(after.iter().all(|c| c.ends_with(" de")), "{log:?}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -68,7 +68,8 @@ pub const MIN_PROVISIONAL_SAMPLES: usize = 9_600;
 /// the language held that commit back: base's pass as the voice dropped took 1.1 s on 2 cores
 /// with it, the commit came 1.4 s after the pause began (`scripts/bench-dictation --model base`,
 /// docs/performance.md). Shorter audio is a word or two to detect from: the passes before take
-/// the first pass's language (or the guess) only for tentative text.
+/// the first pass's language (or the guess) only for tentative text. A pass that hears no
+/// words there settles nothing, and the next pass detects again.
 const LANGUAGE_AHEAD_SAMPLES: usize = 48_000;
 /// Until a provisional pass hears words in the open chunk, the next comes this soon (still
 /// spaced by [`PROVISIONAL_SPACING`]): a first pass 0.35 s into the voice often hears none,
@@ -507,7 +508,11 @@ impl Listener {
         let Ok(heard) = heard else {
             return (None, took);
         };
-        if detects_language && let Some(language) = &heard.language {
+        // A pass that heard no words (a cough, a noise before the speech) settles nothing.
+        if detects_language
+            && !heard.text.trim().is_empty()
+            && let Some(language) = &heard.language
+        {
             self.settle_language(language);
         }
         if self.provisional_language.is_none() {
