@@ -402,7 +402,19 @@ fn is_echo(before: &Segment, segment: &Segment, chunk_seconds: f64) -> bool {
         && said.len() as f64 > 1.0 + seconds * MAX_WORDS_PER_SECOND
         && earlier
             .windows(said.len())
-            .any(|run| run == said.as_slice())
+            .any(|run| says_again(run, &said))
+}
+
+/// Whether `said` says the words of `run` again, its last word perhaps cut short: whisper
+/// stops mid-word where its window ends ("... there might be pr" for "... there might be
+/// prudently").
+fn says_again(run: &[String], said: &[String]) -> bool {
+    let Some((last, rest)) = said.split_last() else {
+        return false;
+    };
+    run.len() == said.len()
+        && run[..rest.len()] == *rest
+        && run[rest.len()].starts_with(last.as_str())
 }
 
 /// The fewest words of a chunk's two readings for [`better_alone`] to tell by the words they
@@ -1015,6 +1027,28 @@ mod tests {
             ),
         ];
         assert_eq!(joined(&drop_echoes(heard, 7.3)), first);
+        // The same turn heard again: the sentence three times more where no time is left, the
+        // last cut off mid-word where the window ends.
+        let mut heard = vec![segment(0.0, 7.0, first)];
+        heard.extend((0..2).map(|_| segment(7.0, 7.3, first)));
+        heard.push(segment(
+            7.3,
+            7.3,
+            "And Mr. John Dashwood had then leisure to consider how much there might be pr",
+        ));
+        assert_eq!(joined(&drop_echoes(heard, 7.3)), first);
+        // Words that only begin like the ones before are other words, said in their own time
+        // or not.
+        let other = vec![
+            segment(0.0, 2.0, "Ten of clubs."),
+            segment(2.0, 2.2, "Ten of cl"),
+        ];
+        assert_eq!(joined(&drop_echoes(other, 2.2)), "Ten of clubs.");
+        let other = vec![
+            segment(0.0, 2.0, "Ten of clubs."),
+            segment(2.0, 2.2, "Tent of"),
+        ];
+        assert_eq!(drop_echoes(other.clone(), 2.2), other);
     }
 
     #[test]
