@@ -591,7 +591,7 @@ mod tests {
                 let stopped = heard.iter().any(|h| {
                     matches!(h, Heard::SpeechStopped { item_id, .. } if *item_id == turn.item_id)
                 });
-                // (A turn past 10 s ends at a shorter pause: it may be committed before it
+                // (A turn past 20 s ends at a shorter pause: it may be committed before it
                 // is due to be given.)
                 if stopped && let Some(given) = settling.take() {
                     assert!(
