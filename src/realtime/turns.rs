@@ -509,7 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reading_past_twenty_seconds_is_cut_at_a_dip_and_committed_soon_after() {
+    fn a_reading_past_twenty_seconds_ends_at_its_next_pause_or_dip_and_is_committed_soon_after() {
         // 72 s of two readers, one after the other, who pause too briefly to end a turn for
         // longer than 20 s: the reading is one turn up to 20 s; past that, the turn ends at its
         // next pause (or dip of the voice, the next turn then starting where it ended) and is
