@@ -5,6 +5,7 @@
 //! body size (413; too slow: 408) -> handler (panics become 500).
 
 mod backup;
+pub mod browser_session;
 mod dictation;
 mod dictionary;
 pub mod error;
@@ -13,6 +14,7 @@ mod history;
 pub mod json;
 pub mod limits;
 mod openai;
+pub mod origin;
 pub mod page;
 mod query;
 mod realtime;

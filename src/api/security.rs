@@ -1,5 +1,6 @@
-//! Security middleware: Host allowlist and Origin checks against DNS rebinding and web pages,
-//! the API token, panic capture and the headers on every response.
+//! Security middleware: the Host and Origin rule (`origin`) against DNS rebinding and other
+//! origins, the API token or a signed-in browser (`browser_session`), panic capture and the
+//! headers on every response.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -11,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use super::ApiError;
+use super::browser_session;
+use super::origin::{from_own_origin, host_allowed};
 use crate::app::App;
 
 /// The header carrying the token as an alternative to `Authorization: Bearer`.
@@ -25,83 +28,16 @@ pub struct LocalOnly {
     pub port: u16,
 }
 
-/// Refuses requests addressed to another host name (DNS rebinding) or sent by a web page.
+/// Refuses requests addressed to another host name (DNS rebinding) or sent by any origin but
+/// the server's own (see `origin`).
 pub async fn local_only(State(local): State<LocalOnly>, request: Request, next: Next) -> Response {
     if !host_allowed(request.headers(), local.port) {
         return ApiError::HostNotAllowed { port: local.port }.into_response();
     }
-    if from_web_page(request.headers()) {
+    if !from_own_origin(request.method(), request.headers(), local.port) {
         return ApiError::CrossOrigin.into_response();
     }
     next.run(request).await
-}
-
-/// `Host` must be `127.0.0.1:P`, `localhost:P` or `[::1]:P`, any case.
-pub fn host_allowed(headers: &HeaderMap, port: u16) -> bool {
-    let mut hosts = headers.get_all(header::HOST).iter();
-    let (Some(host), None) = (hosts.next(), hosts.next()) else {
-        return false;
-    };
-    let Ok(host) = host.to_str() else {
-        return false;
-    };
-    let host = host.to_ascii_lowercase();
-    ["127.0.0.1", "localhost", "[::1]"]
-        .iter()
-        .any(|name| host == format!("{name}:{port}"))
-}
-
-/// A non-loopback `Origin` (including `null`) or `Sec-Fetch-Site: cross-site`.
-pub fn from_web_page(headers: &HeaderMap) -> bool {
-    let cross_site = headers
-        .get("sec-fetch-site")
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"));
-    let foreign_origin = headers
-        .get_all(header::ORIGIN)
-        .iter()
-        .any(|origin| !origin.to_str().is_ok_and(is_loopback_origin));
-    cross_site || foreign_origin
-}
-
-/// The port a request was sent to, from its `Host` (which [`local_only`] checked names it).
-pub fn request_port(headers: &HeaderMap) -> Option<u16> {
-    let host = headers.get(header::HOST)?.to_str().ok()?;
-    host.rsplit_once(':')?.1.parse().ok()
-}
-
-/// `origin` is the server's own: `http://` and a loopback name with the server's `port`.
-pub fn is_own_origin(origin: &str, port: Option<u16>) -> bool {
-    let origin = origin.to_ascii_lowercase();
-    let Some(authority) = origin.strip_prefix("http://") else {
-        return false;
-    };
-    let Some(port) = port else {
-        return false;
-    };
-    ["127.0.0.1", "localhost", "[::1]"]
-        .iter()
-        .any(|name| authority == format!("{name}:{port}"))
-}
-
-fn is_loopback_origin(origin: &str) -> bool {
-    let origin = origin.to_ascii_lowercase();
-    let Some(rest) = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-    else {
-        return false;
-    };
-    let host = if rest.starts_with("[::1]") {
-        "[::1]"
-    } else {
-        rest.split(':').next().unwrap_or_default()
-    };
-    let after = &rest[host.len()..];
-    let port_ok = after.is_empty()
-        || after
-            .strip_prefix(':')
-            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    matches!(host, "127.0.0.1" | "localhost" | "[::1]") && port_ok
 }
 
 /// `OPTIONS` on any path: 204 with an empty body and no CORS headers.
@@ -157,40 +93,11 @@ fn token_allows(app: &App, headers: &HeaderMap) -> Result<bool, ApiError> {
     if token_matches(headers, &app.token()?) {
         return Ok(true);
     }
-    match browser_session(headers) {
-        Some(session) if sent_by_own_page(headers) => {
-            Ok(app.store.web_session_valid(session, unix_now())?)
-        }
-        _ => Ok(false),
-    }
-}
-
-/// The cookie a signed-in browser carries (set by the page's `/login`).
-pub const SESSION_COOKIE: &str = "verbatim_session";
-
-/// The value of the [`SESSION_COOKIE`] in `headers`, if any.
-pub fn browser_session(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, value)| value)
-}
-
-/// Sent by the server's own page: its `Origin` is the server's own, or (a same-origin `GET`,
-/// for which browsers send no `Origin`) the browser says `Sec-Fetch-Site: same-origin`.
-fn sent_by_own_page(headers: &HeaderMap) -> bool {
-    let port = request_port(headers);
-    let mut origins = headers.get_all(header::ORIGIN).iter();
-    match (origins.next(), origins.next()) {
-        (Some(origin), None) => origin.to_str().is_ok_and(|o| is_own_origin(o, port)),
-        (None, _) => headers
-            .get("sec-fetch-site")
-            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"same-origin")),
-        _ => false,
+    // A signed-in browser: both halves of its session (the `local_only` layer has already
+    // refused every origin but the server's own).
+    match browser_session::presented(headers) {
+        Some(session) => Ok(app.store.web_session_valid(&session, unix_now())?),
+        None => Ok(false),
     }
 }
 
@@ -276,55 +183,6 @@ mod tests {
     }
 
     #[test]
-    fn host_must_name_loopback_and_the_port() {
-        for ok in ["127.0.0.1:8978", "LOCALHOST:8978", "[::1]:8978"] {
-            assert!(host_allowed(&headers(&[("host", ok)]), 8978), "{ok}");
-        }
-        for bad in [
-            "127.0.0.1:8979",
-            "127.0.0.1",
-            "localhost.evil.example:8978",
-            "127.0.0.1.nip.io:8978",
-            "evil.example:8978",
-            "",
-        ] {
-            assert!(!host_allowed(&headers(&[("host", bad)]), 8978), "{bad}");
-        }
-        assert!(!host_allowed(&HeaderMap::new(), 8978));
-        assert!(!host_allowed(
-            &headers(&[("host", "127.0.0.1:8978"), ("host", "evil.example:8978")]),
-            8978
-        ));
-    }
-
-    #[test]
-    fn only_loopback_origins_pass() {
-        for ok in [
-            "http://127.0.0.1:8978",
-            "http://localhost:3000",
-            "https://[::1]:1",
-            "http://localhost",
-        ] {
-            assert!(!from_web_page(&headers(&[("origin", ok)])), "{ok}");
-        }
-        for bad in [
-            "null",
-            "https://evil.example",
-            "http://localhost.evil.example",
-            "http://127.0.0.1.nip.io:8978",
-            "http://localhost:80abc",
-            "file://",
-        ] {
-            assert!(from_web_page(&headers(&[("origin", bad)])), "{bad}");
-        }
-        assert!(from_web_page(&headers(&[("sec-fetch-site", "cross-site")])));
-        assert!(!from_web_page(&headers(&[(
-            "sec-fetch-site",
-            "same-origin"
-        )])));
-    }
-
-    #[test]
     fn tokens_are_accepted_in_both_forms() {
         let t = "secret-token";
         assert!(token_matches(
@@ -375,30 +233,5 @@ mod tests {
             ]),
             t
         ));
-    }
-
-    #[test]
-    fn only_the_servers_own_origin_is_its_own() {
-        for own in [
-            "http://127.0.0.1:8978",
-            "http://localhost:8978",
-            "HTTP://[::1]:8978",
-        ] {
-            assert!(is_own_origin(own, Some(8978)), "{own}");
-        }
-        for other in [
-            "http://127.0.0.1:8979",
-            "http://localhost",
-            "https://localhost:8978",
-            "http://evil.example:8978",
-            "null",
-        ] {
-            assert!(!is_own_origin(other, Some(8978)), "{other}");
-        }
-        assert!(!is_own_origin("http://127.0.0.1:8978", None));
-        assert_eq!(
-            request_port(&headers(&[("host", "127.0.0.1:8978")])),
-            Some(8978)
-        );
     }
 }

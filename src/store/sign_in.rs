@@ -78,6 +78,15 @@ impl Store {
         Ok(made.is_some_and(|made| now - made <= SESSION_LIFETIME_SECS))
     }
 
+    /// Ends one browser session (signing out); whether it was open.
+    pub fn end_web_session(&self, session: &str) -> Result<bool, StoreError> {
+        let ended = self.conn().execute(
+            "DELETE FROM web_sign_ins WHERE hash = ?1 AND kind = 'session'",
+            [hash(session)],
+        )?;
+        Ok(ended > 0)
+    }
+
     /// Signs every browser out and spends every code (the token was rotated).
     pub fn end_web_sessions(&self) -> Result<usize, StoreError> {
         Ok(self.conn().execute("DELETE FROM web_sign_ins", [])?)
@@ -160,6 +169,12 @@ mod tests {
                 .web_session_valid("browser", 11 + SESSION_LIFETIME_SECS)
                 .unwrap()
         );
+        store.add_sign_in_code("code-2", 10).unwrap();
+        assert!(store.redeem_sign_in_code("code-2", "other", 10).unwrap());
+        assert!(store.end_web_session("other").unwrap());
+        assert!(!store.end_web_session("other").unwrap());
+        assert!(!store.web_session_valid("other", 20).unwrap());
+        assert!(store.web_session_valid("browser", 20).unwrap());
         assert_eq!(store.end_web_sessions().unwrap(), 1);
         assert!(!store.web_session_valid("browser", 20).unwrap());
     }

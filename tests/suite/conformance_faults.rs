@@ -88,11 +88,20 @@ fn relay(mut client: TcpStream, own: u16, upstream: u16, fault: Fault) -> std::i
     client.shutdown(std::net::Shutdown::Both)
 }
 
-/// The kit addresses the proxy's port: a Host naming it is sent on naming the server's. With
+/// The kit addresses the proxy's port: a Host naming it is sent on naming the server's, and so
+/// is an Origin of the proxy's own (the server's own origin, seen through the proxy). With
 /// [`Fault::ForeignHostAccepted`], any other Host is too.
 fn map_host(head: &str, own: u16, upstream: u16, fault: Fault) -> String {
     head.split("\r\n")
         .map(|line| match line.split_once(':') {
+            Some((name, value)) if name.eq_ignore_ascii_case("origin") => {
+                match value.trim().rsplit_once(':') {
+                    Some((site, port)) if port == own.to_string() => {
+                        format!("Origin: {site}:{upstream}")
+                    }
+                    _ => line.to_string(),
+                }
+            }
             Some((name, value)) if name.eq_ignore_ascii_case("host") => {
                 let value = value.trim();
                 match value.rsplit_once(':') {

@@ -5,7 +5,7 @@ use crate::common;
 
 use axum::body::Body;
 use axum::http::StatusCode;
-use common::{TestApp, request, send};
+use common::{PORT, TestApp, request, send};
 use verbatim::api::ApiError;
 use verbatim::store::{PrefValue, preferences};
 
@@ -225,15 +225,79 @@ async fn a_request_without_host_is_refused() {
     assert_eq!(send(&t.router(), req).await.0, StatusCode::FORBIDDEN);
 }
 
+/// Only the server's own origin may appear in `Origin`: a page served by another local port is
+/// a stranger on every route (the page, its sign-in link and assets included), token off or
+/// on. Without `Origin`, `Sec-Fetch-Site: same-site` may read but never change anything.
 #[tokio::test]
-async fn loopback_origins_are_allowed() {
-    let t = TestApp::new();
-    for origin in ["http://127.0.0.1:8978", "http://localhost:3000"] {
-        let req = request("GET", "/v1/status")
-            .header("origin", origin)
-            .body(Body::empty())
-            .unwrap();
-        assert_eq!(send(&t.router(), req).await.0, StatusCode::OK, "{origin}");
+async fn only_the_servers_own_origin_gets_in() {
+    for app in [TestApp::new(), TestApp::requiring_token()] {
+        let router = app.router();
+        let bearer = format!("Bearer {}", app.token());
+        let answer = |method: &str, path: &str, headers: &[(&str, String)]| {
+            let mut req = request(method, path).header("authorization", bearer.as_str());
+            for (name, value) in headers {
+                req = req.header(*name, value.as_str());
+            }
+            let router = router.clone();
+            let req = req.body(Body::empty()).unwrap();
+            async move { send(&router, req).await }
+        };
+        for own in [
+            format!("http://127.0.0.1:{PORT}"),
+            format!("http://localhost:{PORT}"),
+            format!("http://[::1]:{PORT}"),
+        ] {
+            let (status, _, _) = answer("GET", "/v1/status", &[("origin", own.clone())]).await;
+            assert_eq!(status, StatusCode::OK, "{own}");
+            let (status, _, _) = answer("POST", "/v1/dictation/stop", &[("origin", own)]).await;
+            assert_ne!(status, StatusCode::FORBIDDEN);
+        }
+        for stranger in [
+            format!("http://127.0.0.1:{}", PORT + 1),
+            "http://localhost:3000".to_string(),
+            "http://127.0.0.1".to_string(),
+            format!("https://127.0.0.1:{PORT}"),
+        ] {
+            for (method, path) in [
+                ("GET", "/v1/status"),
+                ("GET", "/"),
+                ("GET", "/login?code=x"),
+                ("GET", "/assets/app.js"),
+                ("GET", "/v1/dictation/events"),
+                ("POST", "/v1/dictation/start"),
+                ("POST", "/page/token/rotate"),
+                ("PUT", "/v1/dictionary/terms"),
+                ("OPTIONS", "/v1/transcribe"),
+            ] {
+                let (status, _, body) = answer(method, path, &[("origin", stranger.clone())]).await;
+                assert_eq!(status, StatusCode::FORBIDDEN, "{stranger}: {method} {path}");
+                assert_eq!(
+                    body,
+                    serde_json::to_value(ApiError::CrossOrigin.body()).unwrap()
+                );
+            }
+        }
+        // No Origin: what the browser says of the site decides.
+        let same_site = || vec![("sec-fetch-site", "same-site".to_string())];
+        let (status, _, _) = answer("GET", "/v1/status", &same_site()).await;
+        assert_eq!(status, StatusCode::OK);
+        for (method, path) in [
+            ("POST", "/v1/dictation/start"),
+            ("POST", "/page/sign-out"),
+            ("PUT", "/v1/rules/toggle"),
+            ("DELETE", "/v1/history"),
+        ] {
+            let (status, _, _) = answer(method, path, &same_site()).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "same-site {method} {path}");
+        }
+        let (status, _, _) =
+            answer("GET", "/", &[("sec-fetch-site", "cross-site".to_string())]).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert_eq!(
+            app.app.dictation.status().await.state,
+            "idle",
+            "nothing a stranger sent started dictation"
+        );
     }
 }
 

@@ -1,7 +1,9 @@
 //! The page at `/`: its files inside the binary under a strict Content-Security-Policy, no
-//! inline script; sign-in by one-time link (once, within two minutes) to an HttpOnly,
-//! SameSite=Strict cookie that counts only with the server's own origin; `verbatim open`; and
-//! the page itself in Debian's chromium (tests/browser/page.py).
+//! inline script; sign-in by one-time link (once, within two minutes) to a session of two halves,
+//! an HttpOnly, SameSite=Strict cookie and a secret the page keeps in its own origin's storage,
+//! neither of which counts alone; sign-out; `verbatim open`; the page itself in Debian's
+//! chromium (tests/browser/page.py); and pages of other local origins that try everything a
+//! browser lets them, whose server then replays all it received (tests/browser/attack.py).
 
 use crate::common;
 
@@ -167,25 +169,36 @@ async fn sign_in(router: &Router, code: &str) -> (StatusCode, Option<String>, He
     (status, cookie, headers)
 }
 
+/// The cookie and the secret a sign-in gave, from its `Set-Cookie` and `Location`.
+fn session_halves(cookie: &str, headers: &HeaderMap) -> (String, String) {
+    let attributes: Vec<&str> = cookie.split("; ").collect();
+    for wanted in ["Path=/", "HttpOnly", "SameSite=Strict"] {
+        assert!(attributes.contains(&wanted), "{cookie}");
+    }
+    let cookie = attributes[0].to_owned();
+    assert!(
+        cookie.starts_with("verbatim_session=") && cookie.len() > 40,
+        "{cookie}"
+    );
+    let location = header_of(headers, header::LOCATION);
+    let secret = location
+        .strip_prefix("/#session=")
+        .unwrap_or_else(|| panic!("{location}"))
+        .to_owned();
+    assert!(secret.len() >= 43, "{secret}");
+    assert!(!cookie.contains(&secret));
+    (cookie, secret)
+}
+
 #[tokio::test]
-async fn a_one_time_code_signs_a_browser_in_for_its_own_origin_only() {
+async fn a_one_time_code_opens_a_session_that_the_cookie_alone_never_unlocks() {
     let app = TestApp::requiring_token();
     let router = app.router();
     let store = &app.app.store;
     store.add_sign_in_code("fresh-code", unix_now()).unwrap();
     let (status, cookie, headers) = sign_in(&router, "fresh-code").await;
     assert_eq!(status, StatusCode::SEE_OTHER);
-    assert_eq!(header_of(&headers, header::LOCATION), "/");
-    let cookie = cookie.expect("a session cookie");
-    let attributes: Vec<&str> = cookie.split("; ").collect();
-    for wanted in ["Path=/", "HttpOnly", "SameSite=Strict"] {
-        assert!(attributes.contains(&wanted), "{cookie}");
-    }
-    let session = attributes[0].to_owned();
-    assert!(
-        session.starts_with("verbatim_session=") && session.len() > 40,
-        "{session}"
-    );
+    let (cookie, secret) = session_halves(&cookie.expect("a session cookie"), &headers);
 
     // Spent: the same code again, an unknown one, a late one.
     let (status, again, headers) = sign_in(&router, "fresh-code").await;
@@ -207,39 +220,51 @@ async fn a_one_time_code_signs_a_browser_in_for_its_own_origin_only() {
         StatusCode::UNAUTHORIZED
     );
 
-    // The cookie counts with the server's own origin (or, for a same-origin GET that carries
-    // no Origin, the browser's Sec-Fetch-Site), never alone and never for another page.
+    // Both halves count, from the server's own origin; the cookie (which the browser also
+    // sends to every other local port) never counts alone, whatever else comes with it.
     let own = format!("http://127.0.0.1:{PORT}");
+    let other = format!("http://127.0.0.1:{}", PORT + 1);
+    let header = "x-verbatim-session";
     let cases: &[(&[(&str, &str)], StatusCode)] = &[
-        (&[("cookie", &session), ("origin", &own)], StatusCode::OK),
+        (&[("cookie", &cookie), (header, &secret)], StatusCode::OK),
         (
-            &[("cookie", &session), ("sec-fetch-site", "same-origin")],
+            &[("cookie", &cookie), (header, &secret), ("origin", &own)],
             StatusCode::OK,
         ),
-        (&[("cookie", &session)], StatusCode::UNAUTHORIZED),
         (
-            &[("cookie", &session), ("origin", "http://127.0.0.1:9")],
+            &[("cookie", &cookie), ("origin", &own)],
             StatusCode::UNAUTHORIZED,
         ),
         (
             &[
-                ("cookie", &session),
-                ("origin", "http://127.0.0.1:9"),
+                ("cookie", &cookie),
+                ("origin", &own),
                 ("sec-fetch-site", "same-origin"),
             ],
             StatusCode::UNAUTHORIZED,
         ),
         (
-            &[("cookie", &session), ("sec-fetch-site", "same-site")],
+            &[(header, &secret), ("origin", &own)],
             StatusCode::UNAUTHORIZED,
         ),
         (
-            &[("cookie", "verbatim_session=guessed"), ("origin", &own)],
+            &[("cookie", &cookie), (header, "guessed")],
             StatusCode::UNAUTHORIZED,
         ),
-        (&[("origin", &own)], StatusCode::UNAUTHORIZED),
         (
-            &[("cookie", &session), ("origin", "https://example.com")],
+            &[("cookie", "verbatim_session=guessed"), (header, &secret)],
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            &[("cookie", &cookie), (header, &secret), ("origin", &other)],
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            &[
+                ("cookie", &cookie),
+                (header, &secret),
+                ("origin", "https://example.com"),
+            ],
             StatusCode::FORBIDDEN,
         ),
     ];
@@ -247,16 +272,43 @@ async fn a_one_time_code_signs_a_browser_in_for_its_own_origin_only() {
         let (status, _, _) = get(&router, "/v1/history", headers).await;
         assert_eq!(status, *expected, "{headers:?}");
     }
+
+    // Signing out ends this session (and clears the cookie); another browser's stays.
+    store.add_sign_in_code("second-code", unix_now()).unwrap();
+    let (_, second, headers) = sign_in(&router, "second-code").await;
+    let (second_cookie, second_secret) = session_halves(&second.unwrap(), &headers);
+    let sign_out = |cookie: &str, secret: &str| {
+        request("POST", "/page/sign-out")
+            .header("cookie", cookie)
+            .header(header, secret)
+            .header("origin", own.as_str())
+            .body(Body::empty())
+            .unwrap()
+    };
+    let (status, answer_headers, body) = send(&router, sign_out(&cookie, &secret)).await;
+    assert_eq!(
+        (status, body),
+        (StatusCode::OK, serde_json::json!({"signed_out": true}))
+    );
+    assert!(
+        header_of(&answer_headers, header::SET_COOKIE).contains("Max-Age=0"),
+        "{answer_headers:?}"
+    );
+    let (status, _, _) = send(&router, sign_out(&cookie, &secret)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "signed out");
+    let second_halves: &[(&str, &str)] = &[("cookie", &second_cookie), (header, &second_secret)];
+    assert_eq!(
+        get(&router, "/v1/history", second_halves).await.0,
+        StatusCode::OK
+    );
+
     // Rotating the token signs every browser out.
     let dir = verbatim::discovery::DataDir::at(app.dir.path().join("data"));
     verbatim::discovery::rotate_token(&dir, store).unwrap();
-    let (status, _, _) = get(
-        &router,
-        "/v1/history",
-        &[("cookie", &session), ("origin", &own)],
-    )
-    .await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        get(&router, "/v1/history", second_halves).await.0,
+        StatusCode::UNAUTHORIZED
+    );
 }
 
 #[test]
@@ -422,6 +474,71 @@ fn the_page_works_in_a_real_browser() {
             "{}",
             shot.display()
         );
+    }
+}
+
+/// Pages of other local origins (tests/browser/attack.py) try every request a browser lets
+/// them send, with the token off, on and not signed in, and on with the browser signed in: the
+/// server's state is unchanged, and replaying everything their server received (the session
+/// cookie among it) with the server's own `Origin` is refused; the own page still works.
+#[test]
+fn pages_of_other_local_origins_change_nothing_and_what_they_receive_is_useless() {
+    let Some(python) = browser_python() else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/attack.py");
+    for (token_on, signed_in) in [(false, false), (true, false), (true, true)] {
+        let home = tempfile::tempdir().unwrap();
+        let scenario = common::write_scenario(
+            home.path(),
+            &format!(
+                "{}\"base\" = {{ download_seconds = 3.0 }}\n",
+                common::microphone_scenario("en-weather", "")
+            ),
+        );
+        let data = home.path().join("data");
+        let scenario_arg = scenario.to_string_lossy().into_owned();
+        let mut args = vec!["--sim", "--scenario", &scenario_arg];
+        if token_on {
+            args.push("--require-token");
+        }
+        let server = SpawnedServer::start(&data, &args);
+        let port = server.discovery.port;
+        let backup = home.path().join("backup.json");
+        std::fs::write(&backup, page_backup().to_string()).unwrap();
+        let imported = common::verbatim(&data)
+            .arg("import")
+            .arg(&backup)
+            .output()
+            .unwrap();
+        assert!(imported.status.success(), "{imported:?}");
+        let sign_in = if signed_in {
+            let out = common::verbatim(&data)
+                .args(["open", "--print-url"])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        } else {
+            "-".to_owned()
+        };
+        let run = Command::new(&python)
+            .arg(&script)
+            .arg(format!("http://127.0.0.1:{port}"))
+            .arg(&sign_in)
+            .env("VERBATIM_API_TOKEN", &server.discovery.token)
+            .env("VERBATIM_DISCOVERY", data.join("api-discovery.json"))
+            .env("SE_OFFLINE", "true")
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&run.stdout),
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let case = format!("token on: {token_on}, signed in: {signed_in}");
+        assert!(run.status.success(), "{case}:\n{said}");
+        eprintln!("{case}\n{said}");
     }
 }
 

@@ -1,6 +1,6 @@
 //! Verbatim's own page: `GET /` and its assets (all inside the binary, served under a strict
 //! Content-Security-Policy) and the sign-in link `GET /login?code=` that `verbatim open` makes
-//! when the API needs a token. The page talks to the `/v1/` API like any other client, and to
+//! when the API needs a token (`POST /page/sign-out` ends the session it opened). The page talks to the `/v1/` API like any other client, and to
 //! the few routes of its own under `/page/` (models, settings, the token).
 
 mod assets;
@@ -17,7 +17,8 @@ use serde::Deserialize;
 
 pub use assets::{ASSETS, Asset};
 
-use super::security::{SESSION_COOKIE, unix_now};
+use super::browser_session;
+use super::security::unix_now;
 use super::{ApiError, blocking};
 use crate::app::App;
 use crate::store::sign_in::SESSION_LIFETIME_SECS;
@@ -86,26 +87,30 @@ struct LoginQuery {
     code: Option<String>,
 }
 
-/// Spends the one-time code: a valid one sets the session cookie (HttpOnly, SameSite=Strict)
-/// and sends the browser to `/`; a used, late or unknown one gets a page saying what to do.
+/// Spends the one-time code: a valid one opens a browser session of two halves (see
+/// `browser_session`): the cookie (HttpOnly, SameSite=Strict), and the secret in the fragment of
+/// the redirect to `/`, which the page keeps in its own origin's storage. A used, late or
+/// unknown code gets a page saying what to do.
 async fn login(State(app): State<Arc<App>>, Query(query): Query<LoginQuery>) -> Response {
     let code = query.code.unwrap_or_default();
-    let session = crate::discovery::generate_token();
-    let opened = session.clone();
+    let cookie = crate::discovery::generate_token();
+    let secret = crate::discovery::generate_token();
+    let session = browser_session::key(&cookie, &secret);
     let redeemed = blocking(&app, move |app| {
-        Ok(app.store.redeem_sign_in_code(&code, &opened, unix_now())?)
+        Ok(app.store.redeem_sign_in_code(&code, &session, unix_now())?)
     })
     .await;
     match redeemed {
         Ok(true) => {
-            let cookie = format!(
-                "{SESSION_COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_LIFETIME_SECS}"
-            );
-            let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/")]).into_response();
-            if let Ok(cookie) = HeaderValue::from_str(&cookie) {
-                response.headers_mut().insert(header::SET_COOKIE, cookie);
+            let location = format!("/#{}{secret}", browser_session::FRAGMENT_PREFIX);
+            let cookie = browser_session::set_cookie(&cookie, SESSION_LIFETIME_SECS);
+            let mut response = StatusCode::SEE_OTHER.into_response();
+            for (name, value) in [(header::LOCATION, location), (header::SET_COOKIE, cookie)] {
+                if let Ok(value) = HeaderValue::from_str(&value) {
+                    response.headers_mut().insert(name, value);
+                }
             }
-            response
+            with_page_headers(response)
         }
         Ok(false) => with_page_headers(
             (

@@ -1,17 +1,19 @@
 //! The page's own routes under `/page/` (token or signed-in browser, like `/v1/`): what the
 //! versioned API leaves to the CLI. Models: select, download (answered when done; progress
 //! from `GET /page/downloads`), remove; the preferences a settings backup may change; the
-//! token: rotate.
+//! token: rotate; the browser's session: sign out.
 
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::Uri;
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::super::browser_session;
 use super::super::json::JsonBody;
 use super::super::query::Query;
 use super::super::{ApiError, blocking};
@@ -25,6 +27,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/page/models/download", post(download))
         .route("/page/models", delete(remove))
         .route("/page/token/rotate", post(rotate_token))
+        .route("/page/sign-out", post(sign_out))
         .route("/page/settings", get(settings).put(set_setting))
 }
 
@@ -87,6 +90,23 @@ async fn rotate_token(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiErr
     })
     .await?;
     Ok(Json(json!({"rotated": true})))
+}
+
+/// `POST /page/sign-out` → `{signed_out}`: ends the session this browser presents (both halves)
+/// and clears its cookie; false when it presented none (no token needed, or signed in with the
+/// token itself).
+async fn sign_out(State(app): State<Arc<App>>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let ended = match browser_session::presented(&headers) {
+        Some(session) => {
+            blocking(&app, move |app| Ok(app.store.end_web_session(&session)?)).await?
+        }
+        None => false,
+    };
+    let mut response = Json(json!({ "signed_out": ended })).into_response();
+    if let Ok(cleared) = HeaderValue::from_str(&browser_session::clear_cookie()) {
+        response.headers_mut().insert(header::SET_COOKIE, cleared);
+    }
+    Ok(response)
 }
 
 /// One preference as the settings view shows it.

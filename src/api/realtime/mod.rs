@@ -1,8 +1,8 @@
 //! `GET /v1/realtime?intent=transcription`: OpenAI's Realtime API for transcription sessions
-//! over a WebSocket. Before the upgrade, besides every route's checks (Host allowlist, token
-//! as a header or, for browsers, the subprotocol `openai-insecure-api-key.<token>`): an
-//! `Origin` other than the server's own is 403 (WebSockets are not covered by CORS), another
-//! `intent` or a request that is no WebSocket handshake is 400. The session itself is
+//! over a WebSocket. Before the upgrade, every route's checks apply (Host allowlist; an
+//! `Origin` other than the server's own is 403, which matters here as WebSockets are not
+//! covered by CORS; the token as a header or, for browsers, the subprotocol
+//! `openai-insecure-api-key.<token>`); another `intent` or a request that is no WebSocket handshake is 400. The session itself is
 //! [`connection`]'s; its events' JSON is [`events`]'.
 
 mod connection;
@@ -13,13 +13,12 @@ use axum::Router;
 use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::http::{HeaderValue, Uri};
 use axum::response::Response;
 use axum::routing::get;
 
 use super::ApiError;
 use super::query::Query;
-use super::security::{is_own_origin, request_port};
 use crate::app::App;
 use crate::realtime::MAX_MESSAGE_BYTES;
 
@@ -33,7 +32,6 @@ pub fn routes() -> Router<Arc<App>> {
 async fn upgrade(
     State(app): State<Arc<App>>,
     uri: Uri,
-    headers: HeaderMap,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     match Query::of(&uri).get("intent") {
@@ -44,14 +42,6 @@ async fn upgrade(
                 crate::wire::echo(other)
             )));
         }
-    }
-    let port = request_port(&headers);
-    let foreign = headers
-        .get_all(header::ORIGIN)
-        .iter()
-        .any(|origin| !origin.to_str().is_ok_and(|o| is_own_origin(o, port)));
-    if foreign {
-        return Err(ApiError::CrossOrigin);
     }
     let mut ws = ws.map_err(|rejection| {
         ApiError::BadRequest(format!(

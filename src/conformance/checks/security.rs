@@ -1,5 +1,6 @@
-//! Security beyond the spec: the Host allowlist (DNS rebinding), refusing web pages (Origin,
-//! Sec-Fetch-Site), no CORS headers, the cache and sniffing headers, loopback binding.
+//! Security beyond the spec: the Host allowlist (DNS rebinding), refusing every origin but the
+//! server's own (Origin, Sec-Fetch-Site), no CORS headers, the cache and sniffing headers,
+//! loopback binding.
 
 use std::net::{TcpStream, UdpSocket};
 use std::time::Duration;
@@ -10,6 +11,7 @@ use crate::conformance::http::Request;
 use crate::conformance::{Check, Ctx, Needs, Step, skip};
 
 const SECURITY: &str = "Security beyond the spec";
+const FOURTH_WAVE: &str = "Additions (fourth wave)";
 
 fn refused(cx: &mut Ctx, request: Request) -> Step {
     cx.send(request)?.error(403, "forbidden").map(drop)
@@ -102,19 +104,13 @@ pub fn checks() -> Vec<Check> {
         ),
         Check::new(
             "security.origin-foreign",
-            (
-                SECURITY,
-                "A request carrying an `Origin` ... that is not loopback gets 403",
-            ),
+            (FOURTH_WAVE, "Any other `Origin` ... is 403 on every route"),
             Needs::NOTHING,
             |cx| refused(cx, status().header("Origin", "https://conformance.example")),
         ),
         Check::new(
             "security.origin-null",
-            (
-                SECURITY,
-                "A request carrying an `Origin` ... that is not loopback gets 403",
-            ),
+            (FOURTH_WAVE, "Any other `Origin` ... is 403 on every route"),
             Needs::NOTHING,
             |cx| refused(cx, status().header("Origin", "null")),
         ),
@@ -141,19 +137,60 @@ pub fn checks() -> Vec<Check> {
             },
         ),
         Check::new(
-            "security.origin-loopback",
-            (SECURITY, "an `Origin` ... that is not loopback gets 403"),
+            "security.origin-own",
+            (
+                FOURTH_WAVE,
+                "the only origin a request may carry is this server's own: `http://` + a Host-allowlist name + this server's port",
+            ),
             Needs::NOTHING,
             |cx| {
                 let port = cx.target.port;
                 for origin in [
                     format!("http://127.0.0.1:{port}"),
                     format!("http://localhost:{port}"),
-                    "http://[::1]".to_string(),
                 ] {
                     allowed(cx, status().header("Origin", &origin))?;
                 }
                 Ok(())
+            },
+        ),
+        Check::new(
+            "security.origin-other-local-port",
+            (
+                FOURTH_WAVE,
+                "Any other `Origin` (another port of 127.0.0.1 or localhost included) is 403 on every route",
+            ),
+            Needs::NOTHING,
+            |cx| {
+                let other = cx.target.port.wrapping_add(1);
+                for origin in [
+                    format!("http://127.0.0.1:{other}"),
+                    "http://localhost:3000".to_string(),
+                    "http://[::1]".to_string(),
+                ] {
+                    refused(cx, status().header("Origin", &origin))?;
+                }
+                Ok(())
+            },
+        ),
+        Check::new(
+            "security.sec-fetch-same-site-change",
+            (
+                FOURTH_WAVE,
+                "A request with no `Origin` whose `Sec-Fetch-Site` is `same-site` or `cross-site` is 403 on every state-changing route",
+            ),
+            Needs::ACCESS,
+            |cx| {
+                refused(
+                    cx,
+                    Request::new("POST", "/v1/dictation/stop")
+                        .header("Sec-Fetch-Site", "same-site"),
+                )?;
+                refused(
+                    cx,
+                    Request::new("DELETE", "/v1/history?id=not-a-uuid")
+                        .header("Sec-Fetch-Site", "same-site"),
+                )
             },
         ),
         Check::new(

@@ -1,19 +1,35 @@
-// Verbatim's page: every view calls the /v1/ API of the server that serves it, with the
-// browser's session cookie (set by /login) or none where the API needs no token. Text from the
-// API is only ever set as text, never as markup.
+// Verbatim's page: every view calls the /v1/ API of the server that serves it. Where the API
+// needs a token, the page is signed in by the one-time link of `verbatim open`: the server sets
+// an HttpOnly cookie and hands the page a secret in the redirect's fragment, which the page keeps
+// in this origin's storage and sends as a header. The cookie alone (which the browser also
+// sends to other local ports) signs nobody in. Text from the API is only ever set as text,
+// never as markup.
 
 const $ = (id) => document.getElementById(id);
+
+/** Where this origin keeps the secret half of its session. */
+const SESSION_KEY = "verbatim.session";
+const SESSION_FRAGMENT = "#session=";
+
+/** Takes the secret the sign-in link handed over in the fragment, and removes it from the URL. */
+function keepSessionSecret() {
+  if (location.hash.startsWith(SESSION_FRAGMENT)) {
+    localStorage.setItem(SESSION_KEY, location.hash.slice(SESSION_FRAGMENT.length));
+    history.replaceState(null, "", "/");
+  }
+}
+
+/** The headers that sign this page's requests in (none when it holds no session). */
+function sessionHeaders() {
+  const secret = localStorage.getItem(SESSION_KEY);
+  return secret ? { "X-Verbatim-Session": secret } : {};
+}
 
 /** An answer of the API that is not a success: the Error object's message. */
 class ApiError extends Error {}
 
-async function api(method, path, body, signal) {
-  const init = { method, headers: {}, credentials: "same-origin", signal };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(path, init);
+/** The API's refusal of `response` as an ApiError. */
+async function refusal(response) {
   const text = await response.text();
   let data = null;
   try {
@@ -21,14 +37,75 @@ async function api(method, path, body, signal) {
   } catch {
     data = null;
   }
-  if (!response.ok) {
-    const message = data?.error?.message ?? `${response.status} ${response.statusText}`;
-    if (response.status === 401) {
-      throw new ApiError(`${message}. Run "verbatim open" for a sign-in link.`);
-    }
-    throw new ApiError(message);
+  const message = data?.error?.message ?? `${response.status} ${response.statusText}`;
+  if (response.status === 401) {
+    return new ApiError(`${message}. Run "verbatim open" for a sign-in link.`);
   }
-  return data;
+  return new ApiError(message);
+}
+
+async function api(method, path, body, signal) {
+  const init = { method, headers: sessionHeaders(), credentials: "same-origin", signal };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  if (!response.ok) {
+    throw await refusal(response);
+  }
+  const text = await response.text();
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Follows the server-sent events at `path`, calling `handle(type, data)` for each, and connects
+ * again after a pause when the stream ends or fails. (EventSource cannot send the session
+ * header, so the stream is read through fetch.)
+ */
+function followEvents(path, handle) {
+  const connect = async () => {
+    try {
+      const response = await fetch(path, { headers: sessionHeaders(), credentials: "same-origin" });
+      if (!response.ok) {
+        throw await refusal(response);
+      }
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let pending = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) {
+          break;
+        }
+        pending += value.replaceAll("\r\n", "\n");
+        let end;
+        while ((end = pending.indexOf("\n\n")) >= 0) {
+          const block = pending.slice(0, end);
+          pending = pending.slice(end + 2);
+          let type = "message";
+          const data = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event:")) {
+              type = line.slice(6).trim();
+            } else if (line.startsWith("data:")) {
+              data.push(line.slice(5).replace(/^ /, ""));
+            }
+          }
+          if (data.length) {
+            handle(type, JSON.parse(data.join("\n")));
+          }
+        }
+      }
+    } catch {
+      // Connected again below, as EventSource would.
+    }
+    setTimeout(connect, 2000);
+  };
+  connect();
 }
 
 function showError(err) {
@@ -81,8 +158,8 @@ async function refreshStatus() {
 function followLive(service, box, onState) {
   const committed = box.querySelector(".committed");
   const tentative = box.querySelector(".tentative");
-  const events = new EventSource(`/v1/${service}/events`);
-  const on = (type, handle) => events.addEventListener(type, (message) => handle(JSON.parse(message.data)));
+  const handlers = new Map();
+  const on = (type, handle) => handlers.set(type, handle);
   on(`${service}.started`, () => {
     committed.textContent = "";
     tentative.textContent = "";
@@ -108,7 +185,7 @@ function followLive(service, box, onState) {
     onState("failed", event);
     showError(new Error(event.error));
   });
-  return events;
+  followEvents(`/v1/${service}/events`, (type, data) => handlers.get(type)?.(data));
 }
 
 // ---- Dictation ----
@@ -484,6 +561,17 @@ async function rotateToken() {
   });
 }
 
+/** Ends this browser's session: the server forgets it, the page forgets its secret. */
+async function signOut() {
+  await attempt(async () => {
+    const answer = await api("POST", "/page/sign-out");
+    localStorage.removeItem(SESSION_KEY);
+    $("sign-out-state").textContent = answer?.signed_out
+      ? "Signed out. Run verbatim open to sign in again."
+      : "This browser was not signed in.";
+  });
+}
+
 // ---- Views ----
 
 const views = {
@@ -513,6 +601,7 @@ function route() {
 }
 
 function start() {
+  keepSessionSecret();
   $("dictation-toggle").addEventListener("click", () => attempt(toggleDictation));
   $("recorder-toggle").addEventListener("click", () => attempt(toggleRecorder));
   $("history-search").addEventListener("input", searchHistory);
@@ -527,6 +616,7 @@ function start() {
   $("term-form").addEventListener("submit", addTerm);
   $("correction-form").addEventListener("submit", saveCorrection);
   $("token-rotate").addEventListener("click", rotateToken);
+  $("sign-out").addEventListener("click", signOut);
   followLive("dictation", $("dictation-text"), renderDictation);
   followLive("recorder", $("recorder-text"), renderRecorder);
   window.addEventListener("hashchange", route);
