@@ -3,9 +3,11 @@
 //!
 //! A client's own `X-Request-Id` is kept and echoed when it is a plain token (at most 64 of
 //! `A-Z a-z 0-9 . _ -`); otherwise, or when absent, the server makes one (a UUID). The log never
-//! carries secrets: the token headers and cookies are marked sensitive (shown as `Sensitive` by
-//! anything that prints headers), and of the query string only the keys and the values of
-//! [`SHOWN_QUERY_KEYS`] are written; every other value (a history search, say) is `…`.
+//! carries secrets: the token headers, cookies, WebSocket subprotocols (which may carry the
+//! token) and the page's session header are marked sensitive (shown as `Sensitive` by anything
+//! that prints headers), as are a sign-in's `Set-Cookie` and `Location` (the page's secret);
+//! of the query string only the keys and the values of [`SHOWN_QUERY_KEYS`] are written; every
+//! other value (a history search, a login code) is `…`.
 
 use std::time::Duration;
 
@@ -15,10 +17,13 @@ use axum::extract::Request;
 use axum::http::{HeaderName, Response, header};
 use axum::middleware::{Next, from_fn};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::sensitive_headers::{
+    SetSensitiveRequestHeadersLayer, SetSensitiveResponseHeadersLayer,
+};
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
+use super::browser_session::SESSION_HEADER;
 use super::security::TOKEN_HEADER;
 
 /// The request id header, read from requests and set on every response.
@@ -50,10 +55,16 @@ pub fn with_request_log(routes: Router) -> Router {
         )
         .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
         .layer(from_fn(drop_unusable_client_id))
+        .layer(SetSensitiveResponseHeadersLayer::new([
+            header::SET_COOKIE,
+            header::LOCATION,
+        ]))
         .layer(SetSensitiveRequestHeadersLayer::new([
             header::AUTHORIZATION,
             header::COOKIE,
+            header::SEC_WEBSOCKET_PROTOCOL,
             HeaderName::from_static(TOKEN_HEADER),
+            HeaderName::from_static(SESSION_HEADER),
         ]))
 }
 

@@ -4,6 +4,8 @@
 
 use crate::common;
 
+use std::io::{Read, Write};
+
 use common::{SpawnedServer, raw_http};
 use serde_json::Value;
 
@@ -139,4 +141,99 @@ fn the_text_log_names_method_path_status_and_id() {
         !line.contains('\u{1b}'),
         "no colours off a terminal: {line}"
     );
+}
+
+/// `GET path` with `extra` header lines: (status, head).
+fn get(port: u16, path: &str, extra: &str) -> (u16, String) {
+    request(port, "GET", path, extra)
+}
+
+/// The value of header `name` in a response head.
+fn header_value(head: &str, name: &str) -> String {
+    head.lines()
+        .find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
+        })
+        .unwrap_or_else(|| panic!("no {name} in {head}"))
+}
+
+/// With everything logged (`RUST_LOG=trace`), a session that used every secret a client can
+/// send — the token as `Authorization`, as `X-Verbatim-API-Token` and as a WebSocket
+/// subprotocol, a sign-in code, the page's cookie and session secret, and sign-out — leaves
+/// none of them in the log.
+#[test]
+fn no_secret_a_client_sends_reaches_the_log_at_any_level() {
+    let home = tempfile::tempdir().unwrap();
+    let mut server = SpawnedServer::start_with_env(
+        home.path(),
+        &["--sim", "--require-token"],
+        &[("RUST_LOG", std::path::Path::new("trace"))],
+    );
+    let port = server.discovery.port;
+    let token = server.discovery.token.clone();
+    let (status, _) = get(
+        port,
+        "/v1/history",
+        &format!("Authorization: Bearer {token}\r\n"),
+    );
+    assert_eq!(status, 200);
+    let (status, _) = get(
+        port,
+        "/v1/models",
+        &format!("X-Verbatim-API-Token: {token}\r\n"),
+    );
+    assert_eq!(status, 200);
+    let mut socket = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        socket,
+        "GET /v1/realtime?intent=transcription HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: realtime, openai-insecure-api-key.{token}\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = [0u8; 256];
+    let n = socket.read(&mut answer).unwrap();
+    assert_eq!(common::parse_response(&answer[..n]).0, 101);
+    drop(socket);
+
+    let out = common::verbatim(home.path())
+        .args(["open", "--print-url"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let link = String::from_utf8(out.stdout).unwrap();
+    let code = link.trim().rsplit_once("code=").unwrap().1.to_owned();
+    let (status, head) = get(port, &format!("/login?code={code}"), "");
+    assert_eq!(status, 303, "{head}");
+    let cookie = header_value(&head, "set-cookie")
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let secret = header_value(&head, "location")
+        .strip_prefix("/#session=")
+        .unwrap()
+        .to_owned();
+    let signed_in = format!("Cookie: {cookie}\r\nX-Verbatim-Session: {secret}\r\n");
+    let (status, _) = get(port, "/v1/history", &signed_in);
+    assert_eq!(status, 200);
+    let (status, _) = request(port, "POST", "/page/sign-out", &signed_in);
+    assert_eq!(status, 200);
+
+    server.signal(libc::SIGTERM);
+    server.wait_exit();
+    let log = server.stderr();
+    assert!(
+        log.contains("/login?code=…"),
+        "the sign-in is logged, its code is not"
+    );
+    let cookie_value = cookie.split_once('=').unwrap().1;
+    for (what, secret) in [
+        ("the token", token.as_str()),
+        ("the sign-in code", code.as_str()),
+        ("the session cookie", cookie_value),
+        ("the session secret", secret.as_str()),
+    ] {
+        assert!(!log.contains(secret), "{what} is in the log");
+    }
 }
