@@ -21,9 +21,11 @@ pub const MAX_FIELD_BYTES: usize = 64 * 1024;
 /// thousand repeated `language_hint` fields would otherwise all be kept).
 pub const MAX_FORM_TEXT_BYTES: usize = 256 * 1024;
 
-/// An upload spooled to a temporary file, removed when this is dropped.
+/// An upload spooled to a temporary file, removed when this is dropped. Only its path is
+/// kept: a connection holds one descriptor for its upload while it arrives and none after
+/// (see `server::descriptors`).
 pub struct Spooled {
-    pub file: tempfile::NamedTempFile,
+    pub file: tempfile::TempPath,
     /// The format named by the part's file name or `Content-Type`; None: sniff.
     pub hint: Option<String>,
 }
@@ -32,7 +34,7 @@ impl Spooled {
     /// The audio to transcribe (the file must outlive the transcription).
     pub fn audio(&self) -> Audio {
         Audio::File {
-            path: self.file.path().to_path_buf(),
+            path: self.file.to_path_buf(),
             hint: self.hint.clone(),
         }
     }
@@ -64,7 +66,7 @@ pub async fn read_form(
     }
     let spooled = spooled
         .ok_or_else(|| ApiError::BadRequest("Missing 'file' part in multipart form data".into()))?;
-    ensure_not_empty(tokio::fs::metadata(spooled.file.path()).await)?;
+    ensure_not_empty(tokio::fs::metadata(&*spooled.file).await)?;
     Ok(spooled)
 }
 
@@ -75,8 +77,8 @@ async fn spool_part(mut part: Field<'_>) -> Result<Spooled, ApiError> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .or_else(|| part.content_type().and_then(hint_from_mime));
-    let file = spool_file()?;
-    let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
+    let (out, file) = spool_file()?;
+    let mut out = tokio::fs::File::from_std(out);
     while let Some(chunk) = part.chunk().await.map_err(multipart_error)? {
         out.write_all(&chunk).await.map_err(spool_error)?;
     }
@@ -107,15 +109,15 @@ async fn read_text(mut part: Field<'_>, name: &str) -> Result<String, ApiError> 
 
 /// Spools a raw request body (the audio itself); an empty one is a 400.
 pub async fn spool_body(body: Body, hint: Option<String>) -> Result<Spooled, ApiError> {
-    let file = spool_file()?;
-    let mut out = tokio::fs::File::from_std(file.reopen().map_err(spool_error)?);
+    let (out, file) = spool_file()?;
+    let mut out = tokio::fs::File::from_std(out);
     let mut stream = body.into_data_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| body_read_error(&e))?;
         out.write_all(&chunk).await.map_err(spool_error)?;
     }
     out.flush().await.map_err(spool_error)?;
-    ensure_not_empty(tokio::fs::metadata(file.path()).await)?;
+    ensure_not_empty(out.metadata().await)?;
     Ok(Spooled { file, hint })
 }
 
@@ -146,10 +148,13 @@ pub fn ensure_not_empty(meta: std::io::Result<std::fs::Metadata>) -> Result<(), 
     }
 }
 
-fn spool_file() -> Result<tempfile::NamedTempFile, ApiError> {
+/// A new temporary file: its one open descriptor, to write, and its path, which removes the
+/// file when dropped.
+fn spool_file() -> Result<(std::fs::File, tempfile::TempPath), ApiError> {
     tempfile::Builder::new()
         .prefix("verbatim-upload-")
         .tempfile()
+        .map(tempfile::NamedTempFile::into_parts)
         .map_err(spool_error)
 }
 

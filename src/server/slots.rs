@@ -5,9 +5,14 @@
 //! has waited longest between requests (polled at least once, and idle for at least
 //! [`IDLE_BEFORE_CLOSING`]): an idle keep-alive connection, or one whose request head has not
 //! arrived. Those hold no work, and the client of an idle keep-alive connection reconnects.
-//! When every connection is inside a request, the newcomer waits, and the ones behind it stay in
-//! the kernel's listen backlog, until a request ends; a client that stalls or trickles cannot
-//! hold a request for long (request heads, bodies and response writes all have deadlines).
+//! When every connection is inside a request, the one whose request body has sent nothing for
+//! longest (at least [`STALLED_BEFORE_CLOSING`]) is closed instead: a client that sends a head
+//! and then stalls holds no work of the server's either, and 300 of them must not keep
+//! `/v1/status` waiting. A body that keeps arriving, a request whose body is complete (the
+//! server is working on it) and a response being sent are never closed to make room. When no
+//! connection can be closed, the newcomer waits, and the ones behind it stay in the kernel's
+//! listen backlog, until a request ends; a client that trickles cannot hold a request for long
+//! (request heads, bodies and response writes all have deadlines).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -31,6 +36,11 @@ use tower::ServiceExt;
 /// has just connected, or just been answered, has this long to send its request.
 const IDLE_BEFORE_CLOSING: Duration = Duration::from_millis(250);
 
+/// How long a request body must have sent nothing before its connection may be closed to make
+/// room (only ever when every slot is taken): far longer than the pauses of a client that is
+/// sending, even one streaming from a microphone (a block every few tens of milliseconds).
+pub const STALLED_BEFORE_CLOSING: Duration = Duration::from_millis(500);
+
 /// How often a newcomer waiting for a slot looks again for an idle connection to close.
 const RETRY: Duration = Duration::from_millis(100);
 
@@ -49,6 +59,8 @@ struct Activity {
     in_flight: AtomicUsize,
     /// When the connection last became idle: accepted, or its last response sent.
     idle_since: Mutex<Instant>,
+    /// While a request body is still to come: when it last brought bytes (or its head came).
+    body_waiting_since: Mutex<Option<Instant>>,
     /// Asked to close and not yet answered; cleared when the request was busy by then.
     asked_to_close: AtomicBool,
     close: Notify,
@@ -91,6 +103,7 @@ impl Slots {
             started: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             idle_since: Mutex::new(Instant::now()),
+            body_waiting_since: Mutex::new(None),
             asked_to_close: AtomicBool::new(false),
             close: Notify::new(),
         });
@@ -106,22 +119,60 @@ impl Slots {
         }
     }
 
+    /// Asks the connection idle longest to close; failing that, the one whose request body has
+    /// stalled longest.
     fn close_longest_idle(&self) {
         let live = self.live.lock().expect("slots lock");
-        let idlest = live
-            .values()
-            .filter(|a| {
-                a.started.load(Ordering::SeqCst)
-                    && a.in_flight.load(Ordering::SeqCst) == 0
-                    && !a.asked_to_close.load(Ordering::SeqCst)
-            })
-            .map(|a| (*a.idle_since.lock().expect("idle lock"), a))
+        let open = || {
+            live.values()
+                .filter(|a| a.started.load(Ordering::SeqCst))
+                .filter(|a| !a.asked_to_close.load(Ordering::SeqCst))
+        };
+        let idlest = open()
+            .filter_map(|a| a.idle_for().map(|since| (since, a)))
             .filter(|(since, _)| since.elapsed() >= IDLE_BEFORE_CLOSING)
             .min_by_key(|(since, _)| *since);
-        if let Some((_, activity)) = idlest {
+        let stalled = || {
+            open()
+                .filter_map(|a| a.stalled_since().map(|since| (since, a)))
+                .filter(|(since, _)| since.elapsed() >= STALLED_BEFORE_CLOSING)
+                .min_by_key(|(since, _)| *since)
+        };
+        if let Some((_, activity)) = idlest.or_else(stalled) {
             activity.asked_to_close.store(true, Ordering::SeqCst);
             activity.close.notify_one();
         }
+    }
+}
+
+impl Activity {
+    /// Since when the connection has been idle between requests; None inside a request.
+    fn idle_for(&self) -> Option<Instant> {
+        (self.in_flight.load(Ordering::SeqCst) == 0)
+            .then(|| *self.idle_since.lock().expect("idle lock"))
+    }
+
+    /// Since when its request body has sent nothing; None outside a request or once the body
+    /// is complete.
+    fn stalled_since(&self) -> Option<Instant> {
+        if self.in_flight.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        *self.body_waiting_since.lock().expect("body lock")
+    }
+
+    /// Whether the connection may be closed now: idle, or its body stalled past the grace.
+    fn closable(&self) -> bool {
+        self.in_flight.load(Ordering::SeqCst) == 0
+            || self
+                .stalled_since()
+                .is_some_and(|since| since.elapsed() >= STALLED_BEFORE_CLOSING)
+    }
+
+    /// Records how the request body stands: `Some(now)` when bytes came (or the head, for a
+    /// body still to come), None once it is complete or gone.
+    fn body_waiting(&self, since: Option<Instant>) {
+        *self.body_waiting_since.lock().expect("body lock") = since;
     }
 }
 
@@ -160,7 +211,7 @@ impl Slot {
                 tokio::select! {
                     ended = connection => ended,
                     () = self.closing() => {
-                        tracing::debug!("closed an idle connection to make room");
+                        tracing::debug!("closed an idle or stalled connection to make room");
                         return;
                     }
                 }
@@ -171,12 +222,13 @@ impl Slot {
         }
     }
 
-    /// Completes when the connection is to be closed to make room: asked to, and idle. Polled
-    /// by the task that drives the connection, so no request can begin while it checks.
+    /// Completes when the connection is to be closed to make room: asked to, and idle or
+    /// stalled. Polled by the task that drives the connection, so no request can begin while
+    /// it checks.
     async fn closing(&self) {
         loop {
             self.activity.close.notified().await;
-            if self.activity.in_flight.load(Ordering::SeqCst) == 0 {
+            if self.activity.closable() {
                 return;
             }
             self.activity.asked_to_close.store(false, Ordering::SeqCst);
@@ -222,11 +274,61 @@ impl hyper::service::Service<Request<Incoming>> for Tracked {
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let busy = Busy::begin(&self.activity);
+        let request = request.map(|body| WatchedBody::new(body, self.activity.clone()));
         let answer = self.router.clone().oneshot(request);
         Box::pin(async move {
             let response = answer.await?;
             Ok(response.map(|body| Body::new(BusyBody { body, _busy: busy })))
         })
+    }
+}
+
+/// A request body that records on its connection when it last brought bytes, until it is
+/// complete (see [`Activity::stalled_since`]).
+struct WatchedBody {
+    body: Incoming,
+    activity: Arc<Activity>,
+}
+
+impl WatchedBody {
+    fn new(body: Incoming, activity: Arc<Activity>) -> WatchedBody {
+        let to_come = !http_body::Body::is_end_stream(&body);
+        activity.body_waiting(to_come.then(Instant::now));
+        WatchedBody { body, activity }
+    }
+}
+
+impl Drop for WatchedBody {
+    fn drop(&mut self) {
+        self.activity.body_waiting(None);
+    }
+}
+
+impl http_body::Body for WatchedBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(_))) if !http_body::Body::is_end_stream(&self.body) => {
+                self.activity.body_waiting(Some(Instant::now()));
+            }
+            Poll::Ready(_) => self.activity.body_waiting(None),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        http_body::Body::is_end_stream(&self.body)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        http_body::Body::size_hint(&self.body)
     }
 }
 
@@ -326,5 +428,59 @@ mod tests {
             .expect("idle once polled");
         drop(fresh);
         newcomer.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn inside_requests_only_a_body_stalled_past_the_grace_is_closed_to_make_room() {
+        let slots = Slots::new(3);
+        let in_request = |slot: &Slot, body_to_come: bool| {
+            let busy = Busy::begin(&slot.activity);
+            slot.activity.body_waiting(body_to_come.then(Instant::now));
+            busy
+        };
+        let stalled = started(&slots).await;
+        let _stalled_busy = in_request(&stalled, true);
+        let sending = started(&slots).await;
+        let _sending_busy = in_request(&sending, true);
+        let working = started(&slots).await;
+        let _working_busy = in_request(&working, false);
+        // The sending body brings bytes every 100 ms.
+        let feeder = tokio::spawn({
+            let activity = sending.activity.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    activity.body_waiting(Some(Instant::now()));
+                }
+            }
+        });
+        let newcomer = tokio::spawn({
+            let slots = slots.clone();
+            async move { slots.acquire().await }
+        });
+        let early = tokio::time::timeout(
+            STALLED_BEFORE_CLOSING - Duration::from_millis(150),
+            stalled.closing(),
+        )
+        .await;
+        assert!(early.is_err(), "closed within the grace");
+        tokio::time::timeout(Duration::from_secs(1), stalled.closing())
+            .await
+            .expect("the stalled body's connection is asked to close past the grace");
+        drop(stalled);
+        let _newcomer = newcomer.await.unwrap();
+
+        // Neither a body that keeps coming nor a request the server works on is ever closed.
+        let waiting = tokio::spawn({
+            let slots = slots.clone();
+            async move { slots.acquire().await }
+        });
+        for slot in [&sending, &working] {
+            let asked = tokio::time::timeout(Duration::from_secs(5), slot.closing()).await;
+            assert!(asked.is_err(), "a busy connection was closed");
+        }
+        assert!(!waiting.is_finished());
+        feeder.abort();
+        waiting.abort();
     }
 }

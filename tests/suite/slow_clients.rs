@@ -1,7 +1,8 @@
 //! Slow and numerous clients against the real binary in sim mode, over raw sockets: a trickled
 //! body is cut off with 408, an idle keep-alive connection is closed, the open file limit is
-//! raised at start, and the connection cap keeps a flood of slow connections from locking out a
-//! new client or exhausting the server's file descriptors.
+//! raised at start, and the connection cap keeps a flood of slow connections (heads never
+//! finished, uploads that stall after their head) from locking out a new client or exhausting
+//! the server's file descriptors.
 
 use crate::common;
 
@@ -272,7 +273,9 @@ fn slots_held_by_trickled_bodies_come_free_for_a_new_client() {
                 for writer in &mut writers {
                     let _ = writer.write_all(b" ");
                 }
-                std::thread::sleep(Duration::from_secs(1));
+                // Well within the half second a body may send nothing before its connection can
+                // be closed to make room: these bodies keep coming, only too slowly.
+                std::thread::sleep(Duration::from_millis(200));
             }
         }
     });
@@ -303,4 +306,105 @@ fn slots_held_by_trickled_bodies_come_free_for_a_new_client() {
         timed_out >= MAX_CONNECTIONS - 16,
         "{timed_out} answered 408"
     );
+}
+
+/// `count` uploads that send their head (a 1 MB WAV announced) and then nothing.
+fn stalled_uploads(port: u16, count: usize) -> Vec<TcpStream> {
+    (0..count)
+        .map(|_| {
+            let mut stream = connect(port);
+            write!(
+                stream,
+                "POST /v1/transcribe HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: audio/wav\r\nContent-Length: 1000000\r\n\r\n"
+            )
+            .unwrap();
+            stream
+        })
+        .collect()
+}
+
+/// Uploads a minute of WAV (1.9 MB) at a steady 256 KiB/s (16 KiB every 62 ms, about 7 s, as
+/// a program reading a recording would) and returns the answer's status.
+fn steady_upload(port: u16) -> u16 {
+    let wav = common::wav_bytes((0..60 * 16_000).map(|i| ((i % 160) as i16 - 80) * 40));
+    let mut stream = connect(port);
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /v1/transcribe HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: audio/wav\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        wav.len()
+    )
+    .unwrap();
+    for piece in wav.chunks(16 * 1024) {
+        if stream.write_all(piece).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(62));
+    }
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse_response(&raw).0
+}
+
+/// 300 uploads that send their head and stall, at hard open file limits of 256, 1,024 and
+/// 4,096 (caps of 96, 256 and 256 connections): each connection stalled past the grace is
+/// closed to make room, so `/v1/status` from new clients stays quick (p99 under 100 ms) long
+/// before any body deadline, and an upload sending at a normal rate all along is never the
+/// one closed.
+#[test]
+fn uploads_that_stall_after_their_head_yield_their_slots_to_new_clients() {
+    for limit in [256, 1024, 4096] {
+        let home = tempfile::tempdir().unwrap();
+        let server = serve_with_file_limit(home.path(), limit, limit);
+        let port = server.discovery.port;
+        let cap = connection_cap(Some(limit));
+        let steady = std::thread::spawn(move || steady_upload(port));
+        std::thread::sleep(Duration::from_millis(200));
+        let flooded = Instant::now();
+        let stalled = stalled_uploads(port, 300);
+        let (status, first) = status_from_a_new_client(port);
+        assert_eq!(status, 200);
+        // Every stalled upload the cap leaves no room for has been taken in and closed.
+        let deadline = flooded + Duration::from_secs(8);
+        while stalled.iter().filter(|s| closed_by_server(s)).count() < 300 - cap {
+            assert!(
+                Instant::now() < deadline,
+                "limit {limit}: the backlog was not taken in ({} of 300 closed)",
+                stalled.iter().filter(|s| closed_by_server(s)).count()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let settled = flooded.elapsed();
+        let mut took: Vec<Duration> = (0..100)
+            .map(|_| {
+                let (status, took) = status_from_a_new_client(port);
+                assert_eq!(status, 200);
+                took
+            })
+            .collect();
+        // Before the body deadline (10 s) only the cap can have freed anything.
+        assert!(
+            flooded.elapsed() < Duration::from_secs(9),
+            "{:?}",
+            flooded.elapsed()
+        );
+        took.sort();
+        let (median, p99, max) = (took[49], took[98], took[99]);
+        let closed = stalled.iter().filter(|s| closed_by_server(s)).count();
+        println!(
+            "limit {limit}, cap {cap}: first /v1/status after {first:?}, backlog taken in after {settled:?}; then median {median:?}, p99 {p99:?}, max {max:?}; {closed} of 300 stalled uploads closed"
+        );
+        assert!(
+            p99 < Duration::from_millis(100),
+            "limit {limit}: p99 {p99:?}"
+        );
+        assert_eq!(
+            steady.join().unwrap(),
+            200,
+            "limit {limit}: the steady upload"
+        );
+        drop(stalled);
+    }
 }
