@@ -25,6 +25,10 @@ pub struct Ctx {
     scratch: Option<tempfile::TempDir>,
     /// Answers kept for the run (`GET /v1/status`), by path.
     cache: HashMap<String, Value>,
+    /// The message of a 409 saying the machine has no capture device (`No microphone
+    /// available`), seen since the check began: a check that needs capture is then skipped
+    /// with it rather than failed.
+    pub no_capture: Option<String>,
 }
 
 impl Ctx {
@@ -39,6 +43,7 @@ impl Ctx {
             discovery: None,
             scratch: None,
             cache: HashMap::new(),
+            no_capture: None,
         }
     }
 
@@ -70,11 +75,16 @@ impl Ctx {
             curl = curl.replace(token, "'\"$VERBATIM_API_TOKEN\"'");
         }
         match http::send(&self.target, &request) {
-            Ok(response) => Ok(Exchange {
-                request,
-                response,
-                curl,
-            }),
+            Ok(response) => {
+                if let Some(message) = no_capture_device(&response) {
+                    self.no_capture = Some(message);
+                }
+                Ok(Exchange {
+                    request,
+                    response,
+                    curl,
+                })
+            }
             Err(problem) => Err(Outcome::Fail(Failure {
                 expected: "an HTTP answer".into(),
                 observed: problem,
@@ -239,4 +249,16 @@ impl Exchange {
         )?;
         Ok(said)
     }
+}
+
+/// The message of `response` when it is a 409 saying a capture device is missing: the
+/// contract's `No microphone available` or `No system audio source available`.
+fn no_capture_device(response: &Response) -> Option<String> {
+    if response.status != 409 {
+        return None;
+    }
+    let body: Value = serde_json::from_slice(&response.body).ok()?;
+    let message = body["error"]["message"].as_str()?;
+    (message.starts_with("No microphone") || message.starts_with("No system audio"))
+        .then(|| message.to_string())
 }

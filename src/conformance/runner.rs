@@ -68,9 +68,13 @@ pub fn run(options: &Options) -> Result<Report, RunError> {
             let _ = err.flush();
         }
         let began = Instant::now();
+        cx.no_capture = None;
         let outcome = match why_skipped(check, &cx) {
             Some(why) => Outcome::Skip(why),
-            None => run_one(check, &mut cx),
+            None => {
+                let outcome = run_one(check, &mut cx);
+                lacking_capture(check, &cx, outcome)
+            }
         };
         results.push(CheckResult {
             id: check.id,
@@ -107,6 +111,18 @@ fn run_one(check: &Check, cx: &mut Ctx) -> Outcome {
             ),
             curl: None,
         }),
+    }
+}
+
+/// A check that starts capture and failed where the server said it has no such device (409 `No
+/// microphone available`) is skipped with that reason: the server is right, the machine lacks
+/// what the check needs.
+fn lacking_capture(check: &Check, cx: &Ctx, outcome: Outcome) -> Outcome {
+    match (&outcome, &cx.no_capture) {
+        (Outcome::Fail(_), Some(message)) if check.needs.audio => Outcome::Skip(format!(
+            "this machine has no capture device for it: the server answered 409 `{message}`"
+        )),
+        _ => outcome,
     }
 }
 

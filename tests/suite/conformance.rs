@@ -130,6 +130,39 @@ fn a_sim_server_passes_every_check_and_is_left_as_it_was() {
     assert_eq!(state(&server), before);
 }
 
+/// A valid server on a machine with no microphone or system audio answers capture 409 `No
+/// microphone available` (or `No system audio source available`): with `--allow-audio` those
+/// checks are skipped with that reason, none fails.
+#[test]
+fn a_server_without_capture_devices_gets_its_capture_checks_skipped_not_failed() {
+    let home = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        home.path(),
+        "[microphone]\npresent = false\n\n[system_audio]\npresent = false\n\n\
+         [engine]\nselected_model = \"tiny.en\"\n\n[models]\n\"tiny.en\" = \"present\"\n",
+    );
+    let scenario = scenario.to_string_lossy().into_owned();
+    let server = SpawnedServer::start(home.path(), &["--sim", "--scenario", &scenario]);
+    let (out, report) = kit(home.path(), &server, &["--allow-writes", "--allow-audio"]);
+    assert_no_failure(&out, &report);
+    let skipped: Vec<&Value> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["outcome"] == "skip"
+                && c.to_string()
+                    .contains("no capture device for it: the server answered 409")
+        })
+        .collect();
+    let ids: Vec<&str> = skipped.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert!(
+        ids.iter().any(|id| id.starts_with("dictation."))
+            && ids.iter().any(|id| id.starts_with("recorder.")),
+        "{ids:?}"
+    );
+}
+
 #[test]
 fn a_token_server_passes_with_the_token_and_skips_without_it() {
     let home = tempfile::tempdir().unwrap();
