@@ -46,7 +46,8 @@ const WORDS_AFTER_EMPHASIS: usize = 1;
 pub enum Trouble {
     /// Low confidence: the tokens average a log-probability under [`MIN_AVG_LOGPROB`].
     Unsure,
-    /// More characters, tokens or words than anyone says in that time.
+    /// More characters, tokens or words than anyone says in that time: the chunk's, or the
+    /// time one segment spans.
     TooFast,
     /// The text compresses better than [`MAX_COMPRESSION_RATIO`].
     Compressible,
@@ -85,7 +86,7 @@ pub fn trouble(segments: &[Segment], seconds: f64) -> Option<Trouble> {
     if compression_ratio(&text) > MAX_COMPRESSION_RATIO {
         return Some(Trouble::Compressible);
     }
-    if too_fast(segments, &text, seconds) {
+    if too_fast(segments, &text, seconds) || segments.iter().any(|s| segment_too_fast(s, seconds)) {
         return Some(Trouble::TooFast);
     }
     avg_logprob(segments)
@@ -371,38 +372,55 @@ fn normalised(text: &str) -> Vec<char> {
 }
 
 /// `segments` without their echoes. At the end of a window whisper sometimes says part of the
-/// segment before again where there is no time left to say it: "… is to be ill-disposed." then
-/// "Is to be ill-disposed?" in the last 0.3 s of the chunk, or a sentence's first fourteen words
-/// again in its last 0.3 s (base, a live turn of read speech). A segment of two or more words
-/// that the segment before says in the same order (punctuation and case aside), squeezed into
-/// less time than anyone takes to say them, is such an echo and is dropped; time past the end
-/// of the chunk's `seconds` of audio (the window's padding) does not count. A line said again in
-/// its own time, or a one-word answer said twice, is speech and stays.
+/// text before again where there is no time left to say it: "… is to be ill-disposed." then
+/// "Is to be ill-disposed?" in the last 0.3 s of the chunk, a sentence's first fourteen words
+/// again in its last 0.3 s (base, a live turn of read speech), or a 15 s excerpt's 21 words,
+/// spread over several segments, all again in 0.37 s (tiny.en q8_0). A segment of two or more
+/// words that the chunk's text before it says in the same order (punctuation and case aside),
+/// squeezed into less time than anyone takes to say them, is such an echo and is dropped; time
+/// past the end of the chunk's `seconds` of audio (the window's padding) does not count. A line
+/// said again in its own time, or a one-word answer said twice, is speech and stays.
 pub fn drop_echoes(segments: Vec<Segment>, seconds: f64) -> Vec<Segment> {
     let mut kept: Vec<Segment> = Vec::with_capacity(segments.len());
+    let mut earlier: Vec<String> = Vec::new();
     for segment in segments {
-        if kept
-            .last()
-            .is_some_and(|before| is_echo(before, &segment, seconds))
-        {
+        if is_echo(&earlier, &segment, seconds) {
             tracing::debug!("echo dropped: {:?}", segment.text);
             continue;
         }
+        earlier.extend(words(&segment.text));
         kept.push(segment);
     }
     kept
 }
 
-/// Whether `segment` only says words of `before` again, in too little time to be speech.
-fn is_echo(before: &Segment, segment: &Segment, chunk_seconds: f64) -> bool {
+/// Whether `segment` only says words of `earlier` (the chunk's words before it) again, in too
+/// little time to be speech.
+fn is_echo(earlier: &[String], segment: &Segment, chunk_seconds: f64) -> bool {
     let said = words(&segment.text);
-    let earlier = words(&before.text);
-    let seconds = (segment.end.min(chunk_seconds) - segment.start).max(0.0);
     said.len() >= 2
-        && said.len() as f64 > 1.0 + seconds * MAX_WORDS_PER_SECOND
+        && said.len() as f64 > 1.0 + spoken_seconds(segment, chunk_seconds) * MAX_WORDS_PER_SECOND
         && earlier
             .windows(said.len())
             .any(|run| says_again(run, &said))
+}
+
+/// The time `segment` spans within a chunk of `chunk_seconds` (the window's padding after the
+/// audio does not count).
+fn spoken_seconds(segment: &Segment, chunk_seconds: f64) -> f64 {
+    (segment.end.min(chunk_seconds) - segment.start).max(0.0)
+}
+
+/// Whether one segment holds more words or characters than anyone says in the time it spans
+/// (with the slack a short chunk has for a word cut by its edge): text that cannot have been
+/// spoken there, whatever the chunk's other segments leave room for.
+fn segment_too_fast(segment: &Segment, chunk_seconds: f64) -> bool {
+    let seconds = spoken_seconds(segment, chunk_seconds);
+    let text = segment.text.trim();
+    let chars = text.chars().filter(|c| !c.is_whitespace()).count() as f64;
+    let words = text.split_whitespace().count() as f64;
+    chars > SLACK_CHARS + seconds * MAX_CHARS_PER_SECOND
+        || words > SLACK_WORDS + seconds * MAX_WORDS_PER_SECOND
 }
 
 /// Whether `said` says the words of `run` again, its last word perhaps cut short: whisper
@@ -986,6 +1004,53 @@ mod tests {
             joined(&drop_echoes(heard, 5.3)),
             "\"Unless to be rather cold-hearted and rather selfish is to be old-a-sposed.\""
         );
+    }
+
+    #[test]
+    fn text_said_again_from_several_segments_before_in_no_time_is_an_echo() {
+        // tiny.en q8_0 on a held-out 15 s excerpt of a talk: its 21 words over three segments,
+        // then all of them again at 10.03-10.40 s.
+        let said = [
+            (0.0, 3.4, "So the thing about building systems"),
+            (3.4, 6.9, "is that you never really know which part"),
+            (6.9, 10.0, "is going to break first in production."),
+        ];
+        let mut heard: Vec<Segment> = said.iter().map(|&(a, b, t)| segment(a, b, t)).collect();
+        let once = joined(&heard);
+        heard.push(segment(10.03, 10.4, &once));
+        assert_eq!(
+            trouble(&heard, 15.0),
+            Some(Trouble::TooFast),
+            "21 words in 0.37 s cannot have been spoken there"
+        );
+        let kept = drop_echoes(heard, 15.0);
+        assert_eq!(joined(&kept), once);
+        assert_eq!(trouble(&kept, 15.0), None);
+        // Words of the chunk said again in their own time are speech.
+        let mut heard: Vec<Segment> = said.iter().map(|&(a, b, t)| segment(a, b, t)).collect();
+        heard.push(segment(
+            10.5,
+            14.0,
+            "is going to break first in production.",
+        ));
+        assert_eq!(drop_echoes(heard.clone(), 15.0), heard);
+        assert_eq!(trouble(&heard, 15.0), None);
+    }
+
+    #[test]
+    fn a_segment_faster_than_speech_is_too_fast_whatever_the_chunk_leaves_room_for() {
+        let long = "Alpha bravo charlie delta echo foxtrot golf hotel india juliet";
+        // Ten words in 0.5 s of a 20 s chunk that holds little else.
+        let heard = [segment(0.0, 2.0, "Hello."), segment(10.0, 10.5, long)];
+        assert_eq!(trouble(&heard, 20.0), Some(Trouble::TooFast));
+        // The same words in their own 2.5 s, and a short segment whose few words fit the slack.
+        let heard = [segment(0.0, 2.0, "Hello."), segment(10.0, 12.5, long)];
+        assert_eq!(trouble(&heard, 20.0), None);
+        let heard = [segment(3.0, 3.0, "Thank you very much.")];
+        assert_eq!(trouble(&heard, 3.0), None);
+        // Time past the end of the audio does not count.
+        let heard = [segment(19.9, 23.0, long)];
+        assert_eq!(trouble(&heard, 20.0), Some(Trouble::TooFast));
     }
 
     #[test]
