@@ -90,8 +90,9 @@ fn history_lists_searches_pages_and_deletes() {
     assert_eq!(page["total"], 1);
     assert_eq!(page["entries"][0]["id"], cafe_id.as_str());
     assert_eq!(page["limit"], 50);
+    // The start of an id is enough, as `history` shows it; too short or unknown says so.
     cli(tmp.path())
-        .args(["history", "delete", &cafe_id])
+        .args(["history", "delete", &cafe_id[..8].to_lowercase()])
         .assert()
         .success()
         .stdout(format!("Deleted history entry {cafe_id}.\n"));
@@ -103,10 +104,13 @@ fn history_lists_searches_pages_and_deletes() {
     cli(tmp.path())
         .args(["history", "delete", "not-an-id"])
         .assert()
-        .code(3)
-        .stderr(predicate::str::contains(
-            "400 - Missing or invalid 'id' query parameter",
-        ));
+        .code(1)
+        .stderr("Error: No history entry has the id 'not-an-id'. `verbatim history` shows them.\n");
+    cli(tmp.path())
+        .args(["history", "delete", "abc"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("give at least 4 characters"));
     cli(tmp.path())
         .args(["history", "--query", "café"])
         .assert()
@@ -229,6 +233,22 @@ fn rules_are_listed_and_toggled() {
         .assert()
         .code(3)
         .stderr("Error: Server returned 404 - Rule not found\n");
+    // What people have at a terminal: a rule's name, or the start of its id.
+    cli(tmp.path())
+        .args(["rules", "toggle", "mail"])
+        .assert()
+        .success()
+        .stdout("Rule 'Mail' is now disabled.\n");
+    cli(tmp.path())
+        .args(["rules", "toggle", "0f8fad5b"])
+        .assert()
+        .success()
+        .stdout("Rule 'Mail' is now enabled.\n");
+    cli(tmp.path())
+        .args(["rules", "toggle", "Calendar"])
+        .assert()
+        .code(1)
+        .stderr("Error: No rule has the id or name 'Calendar'. `verbatim rules` shows them.\n");
 }
 
 #[test]

@@ -1,7 +1,9 @@
-//! `verbatim history [list] [--query Q] [--limit N] [--offset N]` and `history delete ID`.
+//! `verbatim history [list] [--query Q] [--limit N] [--offset N]` and `history delete ID` (the
+//! entry's id or the start of it).
 
 use super::super::output::{print_answer, print_json, print_table};
 use super::super::{CliError, Client, Globals};
+use super::pick::{Candidate, pick, whole_id};
 use crate::store::preferences;
 use crate::wire::history::{Deleted, Page};
 use crate::wire::{format_timestamp, format_uuid};
@@ -12,7 +14,8 @@ pub enum HistoryCommand {
     List(ListArgs),
     /// Delete one entry by its id.
     Delete {
-        /// The entry's id (a UUID, as `verbatim history --json` shows it).
+        /// The entry's id, or the start of it (at least 4 characters), as `verbatim history`
+        /// shows it.
         id: String,
     },
 }
@@ -40,6 +43,11 @@ pub fn run(
         None => list(globals, &client, &list_args),
         Some(HistoryCommand::List(args)) => list(globals, &client, &args),
         Some(HistoryCommand::Delete { id }) => {
+            let id = match whole_id(&id) {
+                Some(id) => id,
+                None => pick_entry(&client, &id)?,
+            };
+            let id = format_uuid(&id);
             let answer: Deleted =
                 client.send_query("DELETE", "/v1/history", &[("id", id.clone())])?;
             print_answer(globals.json, &answer, |_| {
@@ -48,6 +56,40 @@ pub fn run(
             Ok(())
         }
     }
+}
+
+/// Entries read per request while looking for the one an id's start means (the API's most).
+const PAGE: usize = 200;
+
+/// The entry whose id starts with `typed`, looked for over every page of history.
+fn pick_entry(client: &Client, typed: &str) -> Result<uuid::Uuid, CliError> {
+    let mut entries = Vec::new();
+    loop {
+        let query = [
+            ("limit", PAGE.to_string()),
+            ("offset", entries.len().to_string()),
+        ];
+        let page: Page = client.get_with_query("/v1/history", &query)?;
+        let done =
+            page.entries.len() < PAGE || entries.len() + page.entries.len() >= page.total as usize;
+        entries.extend(page.entries);
+        if done {
+            break;
+        }
+    }
+    let listed: Vec<Candidate> = entries
+        .iter()
+        .map(|e| Candidate {
+            id: e.id,
+            name: None,
+            shown: format!(
+                "{}  {}",
+                format_uuid(&e.id),
+                e.text.chars().take(50).collect::<String>()
+            ),
+        })
+        .collect();
+    pick(typed, &listed, "history entry", "verbatim history")
 }
 
 /// Where transcriptions through the API are not saved (the default), the note that says so and

@@ -16,6 +16,7 @@ pub mod local_data;
 pub mod man;
 pub mod models;
 pub mod open;
+mod pick;
 pub mod recorder;
 pub mod rules;
 pub mod serve;

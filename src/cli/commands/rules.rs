@@ -1,7 +1,8 @@
-//! `verbatim rules [list]` and `verbatim rules toggle ID`.
+//! `verbatim rules [list]` and `verbatim rules toggle RULE` (its name, id or the start of its id).
 
 use super::super::output::{print_answer, print_table_or, yes_no};
 use super::super::{CliError, Client, Globals};
+use super::pick::{Candidate, pick};
 use crate::wire::format_uuid;
 use crate::wire::rules::{Rule, RuleList, Toggled};
 
@@ -11,8 +12,9 @@ pub enum RulesCommand {
     List,
     /// Switch one rule on or off.
     Toggle {
-        /// The rule's id (a UUID, as `verbatim rules --json` shows it).
-        id: String,
+        /// The rule: its name (any case), its id, or the start of its id (at least 4
+        /// characters), as `verbatim rules` shows them.
+        rule: String,
     },
 }
 
@@ -23,8 +25,20 @@ pub fn run(globals: &Globals, command: Option<RulesCommand>) -> Result<(), CliEr
             let answer: RuleList = client.get("/v1/rules")?;
             print_answer(globals.json, &answer, |answer| list(&answer.rules));
         }
-        RulesCommand::Toggle { id } => {
-            let answer: Toggled = client.send_query("PUT", "/v1/rules/toggle", &[("id", id)])?;
+        RulesCommand::Toggle { rule } => {
+            let rules: RuleList = client.get("/v1/rules")?;
+            let listed: Vec<Candidate> = rules
+                .rules
+                .iter()
+                .map(|r| Candidate {
+                    id: r.id,
+                    name: Some(&r.name),
+                    shown: format!("{}  {}", format_uuid(&r.id), r.name),
+                })
+                .collect();
+            let id = pick(&rule, &listed, "rule", "verbatim rules")?;
+            let answer: Toggled =
+                client.send_query("PUT", "/v1/rules/toggle", &[("id", format_uuid(&id))])?;
             print_answer(globals.json, &answer, |answer| {
                 let state = if answer.is_enabled {
                     "enabled"
