@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::TranscribeError;
 use crate::engine::models::catalog::WHISPER_ENGINE;
+use crate::engine::models::normalize_language;
 use crate::engine::{Engine, LanguageChoice, ModelOffer, ModelSpec, Task};
 use crate::store::{Store, StoreError, preferences};
 use crate::wire::transcription::TranscribeOptions;
@@ -124,11 +125,22 @@ impl Engines {
 /// (see [`Untranslatable`]). `await_download` lets a model without weights through.
 pub fn check(
     resolved: &Resolved,
+    engines: &Engines,
     options: &mut TranscribeOptions,
     await_download: bool,
     untranslatable: Untranslatable,
 ) -> Result<(), TranscribeError> {
     let spec = resolved.offer.spec;
+    // `auto` detects; `en-US` and `pt_BR` mean their language.
+    options.language = options
+        .language
+        .take()
+        .and_then(|written| normalize_language(&written));
+    options.language_hints = options
+        .language_hints
+        .iter()
+        .filter_map(|written| normalize_language(written))
+        .collect();
     if let Some(target) = &options.target_language {
         // Whisper's own translate task goes into English; other targets need a provider.
         if !target.eq_ignore_ascii_case("en") || !spec.translates() {
@@ -166,7 +178,12 @@ pub fn check(
         if untranslatable == Untranslatable::Refuse {
             return Err(TranscribeError::NotSupported {
                 engine: spec.engine,
-                what: format!("the language '{}'", crate::wire::echo(unknown)),
+                what: format!(
+                    "the language '{}' with model '{}'; {}",
+                    crate::wire::echo(unknown),
+                    spec.id,
+                    models_that_know(engines, unknown)
+                ),
             });
         }
         tracing::warn!(
@@ -198,6 +215,32 @@ pub fn check(
         return Err(TranscribeError::NotConfigured(resolved.engine.id().into()));
     }
     Ok(())
+}
+
+/// Which models can hear the language `code`: the installed ones, else the catalog's smallest
+/// (with the command that gets it).
+fn models_that_know(engines: &Engines, code: &str) -> String {
+    let offers: Vec<ModelOffer> = engines
+        .0
+        .iter()
+        .flat_map(|engine| engine.models())
+        .filter(|offer| offer.spec.knows_language(code))
+        .collect();
+    let installed: Vec<&str> = offers
+        .iter()
+        .filter(|offer| offer.downloaded)
+        .map(|offer| offer.spec.id)
+        .collect();
+    if !installed.is_empty() {
+        return format!("installed models that can: {}", installed.join(", "));
+    }
+    match offers.first() {
+        Some(offer) => format!(
+            "no installed model can; the smallest that can: verbatim models download {}",
+            offer.spec.id
+        ),
+        None => "no model of this build can".into(),
+    }
 }
 
 /// Where `spec`'s files come from: `modelDownloadBaseUrl` for whisper's ggml files;
@@ -281,13 +324,26 @@ mod tests {
             ..TranscribeOptions::default()
         };
         let mut english = target("En");
-        check(&on("base"), &mut english, false, Untranslatable::Refuse).unwrap();
+        check(
+            &on("base"),
+            &Engines(Vec::new()),
+            &mut english,
+            false,
+            Untranslatable::Refuse,
+        )
+        .unwrap();
         assert_eq!(
             (english.task, english.target_language),
             (Some(Task::Translate), None)
         );
         for (model, code) in [("tiny.en", "en"), ("base", "fr")] {
-            let err = check(&on(model), &mut target(code), false, Untranslatable::Refuse);
+            let err = check(
+                &on(model),
+                &Engines(Vec::new()),
+                &mut target(code),
+                false,
+                Untranslatable::Refuse,
+            );
             assert!(matches!(err, Err(TranscribeError::NoTranslationProvider)));
         }
     }

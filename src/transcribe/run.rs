@@ -268,6 +268,7 @@ impl Transcriber {
         )?;
         check(
             &resolved,
+            &self.engines,
             &mut options,
             await_download,
             caller.untranslatable(),
@@ -2263,11 +2264,22 @@ mod tests {
         german.language = Some("DE".into());
         assert!(t.plan(german.clone(), false, Caller::Api).await.is_ok());
         german.model = Some("tiny.en".into());
-        let err = t.plan(german, false, Caller::Api).await.err().unwrap();
+        let err = t
+            .plan(german.clone(), false, Caller::Api)
+            .await
+            .err()
+            .unwrap();
+        // The gate engine's models count as installed: the message names the one that can.
         assert_eq!(
             err.to_string(),
-            "Engine 'whisper' does not support the language 'DE'"
+            "Engine 'whisper' does not support the language 'de' with model 'tiny.en'; installed models that can: tiny"
         );
+        // `auto` detects; a region tag means its language.
+        german.language = Some("auto".into());
+        assert!(t.plan(german.clone(), false, Caller::Api).await.is_ok());
+        german.language = Some("en-US".into());
+        let planned = t.plan(german, false, Caller::Api).await.unwrap();
+        assert_eq!(planned.options.language.as_deref(), Some("en"));
     }
 
     /// A dictation's caller, with no application.

@@ -61,7 +61,7 @@ impl EngineArg {
 pub struct TranscribeArgs {
     /// Audio file, or `-` (the default) for standard input.
     pub input: Option<String>,
-    /// Exact language code (omit to detect).
+    /// Language code (omit, or `auto`, to detect; a region tag such as `en-US` means its language).
     #[arg(long, conflicts_with = "language_hint")]
     pub language: Option<String>,
     /// Shortlist for language detection (repeatable, in order of preference).

@@ -120,6 +120,24 @@ pub fn is_known_language(code: &str) -> bool {
     entry(code).is_some()
 }
 
+/// What a language people write means to the engines: `auto` (or `detect`) is no language
+/// (detect it), a region or script tag means its language (`en-US`, `pt_BR`, `zh-Hant` are
+/// `en`, `pt`, `zh`), and a known code comes back in lower case. Anything else is left as
+/// written, for the caller to refuse as unknown.
+pub fn normalize_language(written: &str) -> Option<String> {
+    let written = written.trim();
+    if written.eq_ignore_ascii_case("auto") || written.eq_ignore_ascii_case("detect") {
+        return None;
+    }
+    let base = written.split(['-', '_']).next().unwrap_or(written);
+    match entry(base) {
+        Some((code, _)) if base.len() < written.len() || entry(written).is_some() => {
+            Some((*code).to_string())
+        }
+        _ => Some(written.to_string()),
+    }
+}
+
 /// True when whisper.cpp takes `language` as a language: a code, or (as whisper.cpp also
 /// accepts) its English name such as `german` (case-insensitive).
 pub fn is_accepted_language(language: &str) -> bool {
@@ -190,5 +208,28 @@ mod tests {
         }
         let max_id = whisper_rs::get_lang_max_id();
         assert_eq!(WHISPER_LANGUAGES.len(), max_id as usize + 1);
+    }
+
+    #[test]
+    fn auto_detects_and_region_tags_mean_their_language() {
+        assert_eq!(normalize_language("auto"), None);
+        assert_eq!(normalize_language(" AUTO "), None);
+        assert_eq!(normalize_language("detect"), None);
+        for (written, meant) in [
+            ("en-US", "en"),
+            ("pt_BR", "pt"),
+            ("zh-Hant", "zh"),
+            ("DE", "de"),
+            ("fr", "fr"),
+        ] {
+            assert_eq!(
+                normalize_language(written).as_deref(),
+                Some(meant),
+                "{written}"
+            );
+        }
+        // Names and unknown codes are left for the caller to take or refuse.
+        assert_eq!(normalize_language("german").as_deref(), Some("german"));
+        assert_eq!(normalize_language("xx-YY").as_deref(), Some("xx-YY"));
     }
 }
