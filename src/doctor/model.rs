@@ -2,15 +2,10 @@
 //! ggml file whose header makes sense; for Moonshine, every file at its pinned size and the
 //! ONNX Runtime library with its pinned SHA-256), without loading it.
 
-use std::io::Read;
-use std::path::Path;
-
 use super::Finding;
-use crate::engine::models::{ModelDir, whisper_model};
+use crate::engine::models::{GgmlHeader, ModelDir, whisper_model};
 
 const NAME: &str = "model";
-/// `ggml` as whisper.cpp writes it (little-endian).
-const GGML_MAGIC: u32 = 0x6767_6d6c;
 
 pub fn model(models: &ModelDir, engine: &str, model: &str) -> Finding {
     let install =
@@ -58,8 +53,8 @@ pub fn model(models: &ModelDir, engine: &str, model: &str) -> Finding {
         };
         return Finding::fail(NAME, detail, format!("verbatim models download {model}"));
     }
-    match ggml_header(&path) {
-        Ok(()) => {
+    match GgmlHeader::read(&path) {
+        Ok(_) => {
             let megabytes = std::fs::metadata(&path).map_or(0, |m| m.len()) / 1_000_000;
             Finding::ok(
                 NAME,
@@ -134,30 +129,6 @@ fn moonshine(models: &ModelDir, model: &str) -> Finding {
     }
 }
 
-/// Checks the magic number and the hyper-parameters whisper.cpp reads first: vocabulary size,
-/// audio and text context, mel bands.
-fn ggml_header(path: &Path) -> Result<(), String> {
-    let mut header = [0u8; 4 * 12];
-    std::fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut header))
-        .map_err(|e| format!("its header cannot be read ({e})"))?;
-    let word = |i: usize| u32::from_le_bytes(header[i * 4..i * 4 + 4].try_into().unwrap());
-    if word(0) != GGML_MAGIC {
-        return Err("it is not a ggml file".into());
-    }
-    let (n_vocab, n_audio_ctx, n_text_ctx, n_mels) = (word(1), word(2), word(6), word(10));
-    let plausible = (51_000..=52_000).contains(&n_vocab)
-        && n_audio_ctx == 1500
-        && n_text_ctx == 448
-        && matches!(n_mels, 80 | 128);
-    if !plausible {
-        return Err(format!(
-            "its header does not describe a Whisper model (vocabulary {n_vocab}, mel bands {n_mels})"
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,23 +150,6 @@ mod tests {
             assert_eq!(missing.status, Status::Fail);
             assert_eq!(missing.fix.unwrap(), "verbatim models download base");
         }
-    }
-
-    #[test]
-    fn a_header_that_is_not_whispers_is_refused() {
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("m.bin");
-        std::fs::write(&path, [0u8; 64]).unwrap();
-        assert!(ggml_header(&path).unwrap_err().contains("not a ggml file"));
-        let mut header: Vec<u8> = [GGML_MAGIC, 51864, 1500, 384, 6, 4, 448, 384, 6, 4, 80, 1]
-            .iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect();
-        std::fs::write(&path, &header).unwrap();
-        ggml_header(&path).unwrap();
-        header[40..44].copy_from_slice(&7u32.to_le_bytes());
-        std::fs::write(&path, &header).unwrap();
-        assert!(ggml_header(&path).is_err());
     }
 
     #[cfg(feature = "moonshine")]

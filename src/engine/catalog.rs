@@ -21,6 +21,36 @@ pub fn find_model(id: &str) -> Option<&'static ModelSpec> {
     all_models().find(|m| m.id == id)
 }
 
+/// The model id closest to `typed` (a typo: `tiny-en`, `Base`, `tiny.en-q8`), when one is
+/// close enough to be what was meant: at most a third of its characters to change (at least
+/// two), case aside.
+pub fn closest_model(typed: &str) -> Option<&'static str> {
+    let typed = typed.trim().to_ascii_lowercase();
+    all_models()
+        .map(|m| (edit_distance(&typed, m.id), m.id))
+        .filter(|(distance, id)| *distance <= (id.len() / 3).max(2))
+        .min()
+        .map(|(_, id)| id)
+}
+
+/// Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 /// Its files are in the models folder, complete.
 pub fn is_installed(models: &ModelDir, spec: &ModelSpec) -> bool {
     #[cfg(feature = "moonshine")]
@@ -66,4 +96,24 @@ pub fn download_model(
         return super::moonshine::install::download(models, model, base_url, progress);
     }
     download(base_url, spec, models, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_names_the_model_meant() {
+        for (typed, meant) in [
+            ("tiny-en", "tiny.en"),
+            ("Tiny.En", "tiny.en"),
+            ("tiny.en-q8", "tiny.en-q8_0"),
+            ("bsae", "base"),
+            ("smal", "small"),
+        ] {
+            assert_eq!(closest_model(typed), Some(meant), "{typed}");
+        }
+        assert_eq!(closest_model("bogus-model"), None);
+        assert_eq!(closest_model(""), None);
+    }
 }

@@ -48,6 +48,11 @@ pub enum TranscribeError {
         "Engine '{0}' is not configured (missing API key or downloaded weights). Pass ?await_download=1 to wait for the download."
     )]
     NotConfigured(String),
+    /// Selecting a model whose weights are not installed: refused, the selection kept.
+    #[error(
+        "Model '{model}' is not downloaded: download it first (verbatim models download {model}); the selection is unchanged"
+    )]
+    NotDownloaded { model: &'static str },
     #[error("Downloading model '{model}' failed: {cause}. Try again later.")]
     DownloadFailed { model: &'static str, cause: String },
     /// Every slot is taken and the queue is full.

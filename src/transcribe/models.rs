@@ -20,9 +20,14 @@ impl Transcriber {
     }
 
     /// Selects model `id` and its engine for requests that name none (as `verbatim models
-    /// select` does); answers whether it is downloaded. Writes the store: off the async workers.
-    pub fn select_model(&self, id: &str) -> Result<(&'static ModelSpec, bool), TranscribeError> {
+    /// select` does). A model that is not downloaded is refused and the selection kept: a
+    /// selection nothing can transcribe with only fails later. Writes the store: off the async
+    /// workers.
+    pub fn select_model(&self, id: &str) -> Result<&'static ModelSpec, TranscribeError> {
         let (engine, spec) = self.offering(id)?;
+        if !engine.offer(id).is_some_and(|offer| offer.downloaded) {
+            return Err(TranscribeError::NotDownloaded { model: spec.id });
+        }
         self.store().set_pref(
             &preferences::SELECTED_ENGINE,
             &PrefValue::Text(spec.engine.into()),
@@ -31,8 +36,7 @@ impl Transcriber {
             &preferences::SELECTED_MODEL,
             &PrefValue::Text(spec.id.into()),
         )?;
-        let downloaded = engine.offer(id).is_some_and(|offer| offer.downloaded);
-        Ok((spec, downloaded))
+        Ok(spec)
     }
 
     /// Downloads model `id` (from the preferences' download source), or waits for the download

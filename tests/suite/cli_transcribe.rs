@@ -191,23 +191,41 @@ fn transcribe_errors_map_to_exit_codes() {
         .assert()
         .code(3)
         .stderr("Error: Server returned 503 - No engine selected. Select an engine first.\n");
+    // A model that is not installed is not selected: the command that gets it, and the
+    // selection stays as it was.
     cli(home.path(), models)
         .args(["models", "select", "tiny.en"])
         .assert()
-        .success();
+        .code(1)
+        .stderr(
+            "Error: Model 'tiny.en' is not installed: verbatim models download tiny.en (then select it); no model is selected.\n",
+        );
+    cli(home.path(), models)
+        .args(["config", "set", "selectedModel", "tiny.en"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("verbatim models download tiny.en"));
     cli(home.path(), models)
         .arg("transcribe")
         .arg(&clip)
         .assert()
         .code(3)
-        .stderr(predicate::str::contains(
-            "Server returned 409 - Engine 'whisper' is not configured",
-        ));
+        .stderr("Error: Server returned 503 - No engine selected. Select an engine first.\n");
+    // A typo names the model meant.
     cli(home.path(), models)
-        .args(["models", "select", "tiny.fr"])
+        .args(["models", "select", "tiny-en"])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("Unknown model 'tiny.fr'"));
+        .stderr(predicate::str::starts_with(
+            "Error: Unknown model 'tiny-en'. Did you mean 'tiny.en'? Known models: ",
+        ));
+    cli(home.path(), models)
+        .args(["config", "set", "selectedModel", "bogus-model"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::starts_with(
+            "Error: Unknown model 'bogus-model'. Known models: ",
+        ));
 }
 
 #[test]
@@ -357,4 +375,74 @@ fn long_segments_become_readable_cues_and_sentences_start_with_words() {
         .clone();
     let text = String::from_utf8(text).unwrap();
     assert!(text.starts_with("Third"), "{text}");
+}
+
+/// `models import FILE` installs a ggml file offline as the model its header names, and
+/// selects it when nothing installed is selected; `models remove` keeps the selected model
+/// unless forced, and then selects another installed one.
+#[test]
+fn a_ggml_file_is_imported_offline_and_the_selected_model_is_removed_only_when_forced() {
+    let Some(cache) = test_models() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let models = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = cli(home.path(), models.path()).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let not_a_model = home.path().join("notes.bin");
+    std::fs::write(
+        &not_a_model,
+        "these are not weights at all, only words; ".repeat(4),
+    )
+    .unwrap();
+    let (code, _, err) = run(&["models", "import", not_a_model.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("it is not a ggml file"), "{err}");
+
+    let tiny = cache.weights_path(verbatim::engine::catalog::find_model("tiny.en").unwrap());
+    let tiny = tiny.to_str().unwrap();
+    let (code, out, err) = run(&["models", "import", tiny]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("Installed tiny.en at "), "{out}");
+    assert!(
+        out.ends_with("Selected tiny.en (no installed model was selected).\n"),
+        "{out}"
+    );
+    // A header says what the file is: another id is refused.
+    let (code, _, err) = run(&["models", "import", tiny, "--id", "tiny"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("is tiny.en by its header, not tiny"), "{err}");
+    let q8 = cache.weights_path(verbatim::engine::catalog::find_model("tiny.en-q8_0").unwrap());
+    assert!(q8.exists(), "scripts/test installs tiny.en-q8_0");
+    let (code, out, err) = run(&["models", "import", q8.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.ends_with(
+            "tiny.en stays selected; to use tiny.en-q8_0 instead: verbatim models select tiny.en-q8_0\n"
+        ),
+        "{out}"
+    );
+    let (_, listed, _) = run(&["models", "select", "tiny.en-q8_0"]);
+    assert_eq!(listed, "Selected whisper (tiny.en-q8_0)\n");
+
+    let (code, _, err) = run(&["models", "remove", "tiny.en-q8_0"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        err,
+        "Error: 'tiny.en-q8_0' is the selected model: select another first (verbatim models select ID), or remove it anyway with --force.\n"
+    );
+    let (code, out, _) = run(&["models", "remove", "tiny.en-q8_0", "--force"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(out, "Removed tiny.en-q8_0; selected tiny.en instead.\n");
+    let (code, out, _) = run(&["models", "remove", "tiny.en", "--force"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        out,
+        "Removed tiny.en; no model is installed now: verbatim models download tiny.en-q8_0\n"
+    );
+    assert!(!models.path().join("tiny.en").exists());
 }

@@ -45,13 +45,13 @@ async fn downloads(State(app): State<Arc<App>>) -> Json<Value> {
     Json(json!({ "downloads": app.transcriber.downloads_running() }))
 }
 
-/// `POST /page/models/select?id=` → `{engine, model, downloaded}`.
+/// `POST /page/models/select?id=` → `{engine, model, downloaded: true}`; a model not downloaded
+/// is 409 and the selection stays.
 async fn select(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Value>, ApiError> {
     let id = model_id(&uri)?;
-    let (spec, downloaded) =
-        blocking(&app, move |app| Ok(app.transcriber.select_model(&id)?)).await?;
+    let spec = blocking(&app, move |app| Ok(app.transcriber.select_model(&id)?)).await?;
     Ok(Json(
-        json!({"engine": spec.engine, "model": spec.id, "downloaded": downloaded}),
+        json!({"engine": spec.engine, "model": spec.id, "downloaded": true}),
     ))
 }
 

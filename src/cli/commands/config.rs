@@ -71,6 +71,10 @@ pub fn run(globals: &Globals, command: ConfigCommand) -> Result<(), CliError> {
         }
         ConfigCommand::Set { key, value } => {
             let pref = preferences::find(&key).map_err(CliError::local)?;
+            // A model is selected as `models select` does it: only an installed one.
+            if pref.key == preferences::SELECTED_MODEL.key {
+                return super::models::select(globals, value.trim());
+            }
             let parsed = pref.parse(&value).map_err(CliError::local)?;
             store.set_pref(pref, &parsed).map_err(CliError::local)?;
             print_one(globals, pref.key, &parsed);
