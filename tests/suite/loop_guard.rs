@@ -1,7 +1,9 @@
 //! The loop guard on the real whisper engine and real voices: on every path (fitted window with
 //! its retries, the full window with voice activity detection off (on the real voices), timed
 //! words, translation on the multilingual model) no clip of the corpus comes back with a
-//! repeated pattern or a text that compresses over 2.4; a real recording that makes tiny.en
+//! repeated pattern, a text that compresses over 2.4, a run of six words said twice or a
+//! segment faster than speech, with the model people get (tiny.en q8_0), and the real voices
+//! (as they are and with quiet after them) on every weight type of tiny.en and on base; a real recording that makes tiny.en
 //! loop through a 5 s window is heard again through a wider one and reads right, and without
 //! retries (or in a provisional pass of live audio) its loop is cut out; a provisional pass
 //! shows the words of an open chunk whose edge cuts a word, where a committed pass would take
@@ -58,9 +60,69 @@ fn check_no_loop(output: &EngineOutput, what: &str) {
     );
 }
 
+/// The model `./scripts/serve` installs and people run.
+const DEFAULT_MODEL: &str = "tiny.en-q8_0";
+
+/// `text`'s words, lower case, letters and digits only.
+fn plain_words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .flat_map(char::to_lowercase)
+                .collect()
+        })
+        .filter(|w: &String| !w.is_empty())
+        .collect()
+}
+
+/// The first run of `shortest` or more words said twice in a row in `words`.
+fn run_said_twice(words: &[String], shortest: usize) -> Option<String> {
+    (shortest..=words.len() / 2).find_map(|run| {
+        (0..=words.len() - 2 * run)
+            .find(|&start| words[start..start + run] == words[start + run..start + 2 * run])
+            .map(|start| words[start..start + run].join(" "))
+    })
+}
+
+/// Nothing said twice that was said once: no run of six or more words twice in a row (unless
+/// the speaker said something twice in a row: `reference`, the clip's text, shows it), and no
+/// segment holding more words than anyone says in its time.
+fn check_said_once(output: &EngineOutput, reference: &str, what: &str) {
+    if run_said_twice(&plain_words(reference), 3).is_none() {
+        let twice = run_said_twice(&plain_words(&output.text), 6);
+        assert_eq!(twice, None, "{what}: said twice: {}", output.text);
+    }
+    for segment in &output.segments {
+        let seconds = (segment.end - segment.start).max(0.0);
+        let count = segment.text.split_whitespace().count() as f64;
+        assert!(
+            count <= 4.0 + 6.0 * seconds,
+            "{what}: {count} words in {seconds:.2} s: {}",
+            segment.text
+        );
+    }
+}
+
+/// `samples` with `seconds` of near silence after them (a room's floor, far under any voice),
+/// where whisper may say the text it just heard again.
+fn with_quiet_after(samples: &[f32], seconds: f64) -> Vec<f32> {
+    let mut quiet = samples.to_vec();
+    let mut state: u32 = 12345;
+    quiet.extend((0..(seconds * 16_000.0) as usize).map(|_| {
+        state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (state >> 8) as f32 / (1u32 << 24) as f32 * 2e-4 - 1e-4
+    }));
+    quiet
+}
+
 #[test]
 fn no_path_returns_a_loop_on_any_english_clip() {
     let Some(models) = test_models() else { return };
+    assert!(
+        common::installed(&models, DEFAULT_MODEL),
+        "scripts/test installs {DEFAULT_MODEL}"
+    );
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
     let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
     let english = corpus
@@ -77,12 +139,56 @@ fn no_path_returns_a_loop_on_any_english_clip() {
                 continue;
             }
             full_windows += usize::from(!vad);
-            let output = hear_clip(&engine, "tiny.en", clip, vad, Task::Transcribe, words);
-            check_no_loop(&output, &format!("{} vad={vad} words={words}", clip.id()));
+            let output = hear_clip(&engine, DEFAULT_MODEL, clip, vad, Task::Transcribe, words);
+            let what = format!("{} vad={vad} words={words}", clip.id());
+            check_no_loop(&output, &what);
+            check_said_once(&output, &clip.entry.text, &what);
             heard += 1;
         }
     }
     assert!(heard > 60 && full_windows >= 10, "{heard} {full_windows}");
+}
+
+/// Every weight type of tiny.en and base, on the real voices as they are and with quiet after
+/// them: no loop, nothing said twice, no segment faster than speech.
+#[test]
+fn every_weight_type_and_base_say_real_voices_once() {
+    let Some(models) = test_models_with_base() else {
+        return;
+    };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let engine = WhisperEngine::new(models.clone(), common::ENGINE_THREADS);
+    let human: Vec<&Clip> = corpus
+        .clips()
+        .iter()
+        .filter(|c| c.entry.language == "en" && c.entry.voice == "human" && c.duration() < 30.0)
+        .collect();
+    assert!(human.len() >= 8, "{} real voices", human.len());
+    for model in ["tiny.en", DEFAULT_MODEL, "tiny.en-q5_1", "base"] {
+        assert!(
+            common::installed(&models, model),
+            "scripts/test installs {model}"
+        );
+        for clip in &human {
+            for (samples, tail) in [
+                (clip.samples.to_vec(), ""),
+                (with_quiet_after(&clip.samples, 2.5), " +2.5 s quiet"),
+            ] {
+                let output = hear(
+                    &engine,
+                    model,
+                    &samples,
+                    true,
+                    "en",
+                    Task::Transcribe,
+                    false,
+                );
+                let what = format!("{model} {}{tail}", clip.id());
+                check_no_loop(&output, &what);
+                check_said_once(&output, &clip.entry.text, &what);
+            }
+        }
+    }
 }
 
 #[test]

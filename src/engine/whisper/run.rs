@@ -254,6 +254,10 @@ fn best_attempt(
             .map(|s| s.retimed(|t| (t - before).max(0.0)))
             .collect()
     };
+    // Where someone speaks after the part said before, looked for only when a segment says
+    // earlier text again (see `guard::drop_repeats_without_voice`), once for every attempt.
+    let voiced = std::cell::OnceCell::new();
+    let start_after_said = ((before * SAMPLE_RATE) as usize).min(chunk.samples.len());
     let mut best: Option<(Vec<Segment>, Verdict)> = None;
     for (n, attempt) in settings.recovery.attempts(fitted).into_iter().enumerate() {
         if n == 1 {
@@ -269,6 +273,11 @@ fn best_attempt(
             transcribe_chunk(state, request, chunk, &attempt, settings, retries)?
         };
         let mut heard = guard::drop_echoes(after_said(decoded.segments), seconds);
+        heard = guard::drop_repeats_without_voice(heard, seconds, || {
+            voiced
+                .get_or_init(|| voiced_seconds(&chunk.samples[start_after_said..]))
+                .clone()
+        });
         if let Some(said) = chunk.said {
             heard = guard::drop_said_again(heard, &said.text);
         }
@@ -319,6 +328,16 @@ fn best_attempt(
         return Ok((cut, verdict));
     }
     Ok((heard, verdict))
+}
+
+/// Where a voice is heard in `samples` (16 kHz), in seconds from their start.
+fn voiced_seconds(samples: &[f32]) -> Vec<std::ops::Range<f64>> {
+    use crate::audio::vad;
+    let frame_seconds = vad::FRAME as f64 / SAMPLE_RATE;
+    vad::voiced_frames(&vad::frame_scores(samples))
+        .into_iter()
+        .map(|frames| frames.start as f64 * frame_seconds..frames.end as f64 * frame_seconds)
+        .collect()
 }
 
 /// The most text tokens a decode of `seconds` of audio writes after the text said before (the
