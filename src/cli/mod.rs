@@ -4,6 +4,7 @@
 mod advice;
 mod client;
 mod commands;
+mod interrupt;
 mod output;
 mod progress;
 

@@ -66,24 +66,53 @@ impl TranscriptionBar {
         let bar = match duration.filter(|d| d.is_finite() && *d > 0.0) {
             Some(duration) => styled(
                 (duration * 1000.0).round() as u64,
-                "Transcribing [{bar:30}] {percent:>3}% of the audio ({elapsed}, {eta} left)",
+                "Transcribing [{bar:30}] {percent:>3}% of the audio ({elapsed}, {msg})",
             ),
             None => styled(0, "{spinner} Transcribing ({elapsed}) {msg}"),
         };
+        if bar.length().is_some_and(|length| length > 0) {
+            bar.set_message("estimating the time left");
+        }
         bar.enable_steady_tick(Duration::from_millis(200));
         TranscriptionBar { bar }
     }
 
-    /// A decoded segment: its line above the bar, the bar at its end.
+    /// The bar itself, to clear from elsewhere (Ctrl-C).
+    pub fn handle(&self) -> ProgressBar {
+        self.bar.clone()
+    }
+
+    /// A decoded segment: its line above the bar, the bar at its end, and the time left as the
+    /// pace so far gives it.
     pub fn segment(&self, segment: &TranscriptionSegment) {
         let end = (segment.end.max(0.0) * 1000.0).round() as u64;
         match self.bar.length() {
-            Some(length) if length > 0 => self.bar.set_position(end.min(length)),
+            Some(length) if length > 0 => {
+                let done = end.min(length);
+                self.bar.set_position(done);
+                self.bar
+                    .set_message(time_left(self.bar.elapsed(), done, length));
+            }
             _ => self
                 .bar
                 .set_message(format!("{} heard", subtitles::timestamp(segment.end, '.'))),
         }
         note(&self.bar, &segment_line(segment));
+    }
+}
+
+/// "about 1m 20s left": `elapsed` spent on `done` of `length` (milliseconds of audio), the rest
+/// at the same pace.
+fn time_left(elapsed: Duration, done: u64, length: u64) -> String {
+    if done == 0 {
+        return "estimating the time left".into();
+    }
+    let left = elapsed.as_secs_f64() * (length - done) as f64 / done as f64;
+    let seconds = left.round() as u64;
+    match seconds {
+        0 => "almost done".into(),
+        s if s < 60 => format!("about {s}s left"),
+        s => format!("about {}m {:02}s left", s / 60, s % 60),
     }
 }
 
@@ -100,4 +129,19 @@ pub fn segment_line(segment: &TranscriptionSegment) -> String {
         subtitles::timestamp(segment.start, '.'),
         segment.text.trim()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_left_follows_the_pace_so_far() {
+        let elapsed = Duration::from_secs(10);
+        assert_eq!(time_left(elapsed, 0, 600_000), "estimating the time left");
+        // A quarter of the audio in 10 s: 30 s more.
+        assert_eq!(time_left(elapsed, 150_000, 600_000), "about 30s left");
+        assert_eq!(time_left(elapsed, 60_000, 600_000), "about 1m 30s left");
+        assert_eq!(time_left(elapsed, 600_000, 600_000), "almost done");
+    }
 }

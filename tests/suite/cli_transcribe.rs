@@ -446,3 +446,60 @@ fn a_ggml_file_is_imported_offline_and_the_selected_model_is_removed_only_when_f
     );
     assert!(!models.path().join("tiny.en").exists());
 }
+
+/// Ctrl-C during a long transcription prints what was heard so far, marked partial, and exits
+/// 130; the server stops the work.
+#[test]
+fn ctrl_c_prints_the_partial_transcript_and_exits_130() {
+    use std::io::{BufRead, BufReader, Read};
+    let Some(models) = test_models() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let server = common::serve_model(home.path(), &models, "tiny.en", &[]);
+    let corpus = verbatim_sim::Corpus::load(&verbatim_sim::Corpus::source_dir()).unwrap();
+    let clip = corpus.clip("real-two-cities").unwrap();
+    let minutes: Vec<i16> = clip
+        .samples
+        .iter()
+        .cycle()
+        .take(180 * 16_000)
+        .map(|s| (s * 32_767.0) as i16)
+        .collect();
+    let long = home.path().join("long.wav");
+    std::fs::write(&long, common::wav_bytes(minutes)).unwrap();
+    let mut child = std::process::Command::new(common::binary())
+        .env("VERBATIM_HOME", home.path())
+        .env_remove("VERBATIM_API_TOKEN")
+        .args(["transcribe", "--progress"])
+        .arg(&long)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert!(first.starts_with("[00:00:"), "{first:?}");
+    // SAFETY: kill only sends a signal to the child started above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(
+        out.to_lowercase().starts_with("it was the best of times"),
+        "{out:?}"
+    );
+    assert!(
+        rest.lines()
+            .any(|l| l.starts_with("Interrupted: partial transcript, ")),
+        "{rest}"
+    );
+    drop(server);
+}

@@ -564,3 +564,59 @@ async fn the_dictionary_and_history_preference_shape_transcription() {
         (Some("whisper"), Some("tiny.en"))
     );
 }
+
+/// A transcription whose client leaves is cancelled, and that is no error: one `cancelled` line
+/// at info level, and no ERROR in the log (whisper.cpp's "failed to encode" of the pass stopped
+/// on purpose is the engine's own doing).
+#[cfg(feature = "whisper")]
+#[test]
+fn a_transcription_whose_client_leaves_is_cancelled_without_an_error() {
+    use std::io::Write;
+    let Some(models) = test_models() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let mut server = common::serve_model(home.path(), &models, "tiny.en", &[]);
+    let port = server.discovery.port;
+    // A minute of speech: long enough for the engine to be mid-pass when the client leaves.
+    let corpus = verbatim_sim::Corpus::load(&verbatim_sim::Corpus::source_dir()).unwrap();
+    let clip = corpus.clip("real-two-cities").unwrap();
+    let minute: Vec<i16> = clip
+        .samples
+        .iter()
+        .cycle()
+        .take(60 * 16_000)
+        .map(|s| (s * 32_767.0) as i16)
+        .collect();
+    let wav = common::wav_bytes(minute);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "POST /v1/transcribe HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: audio/wav\r\nContent-Length: {}\r\n\r\n",
+        wav.len()
+    )
+    .unwrap();
+    stream.write_all(&wav).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    drop(stream);
+    // The engine is free again: a short clip is answered.
+    let short = common::wav_bytes(clip.samples.iter().map(|s| (s * 32_767.0) as i16));
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "POST /v1/transcribe HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: audio/wav\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        short.len()
+    )
+    .unwrap();
+    stream.write_all(&short).unwrap();
+    let mut answer = Vec::new();
+    std::io::Read::read_to_end(&mut stream, &mut answer).unwrap();
+    assert_eq!(common::parse_response(&answer).0, 200);
+    server.signal(libc::SIGTERM);
+    server.wait_exit();
+    let log = server.stderr();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("INFO") && l.contains("cancelled")),
+        "{log}"
+    );
+    assert!(!log.contains("ERROR"), "{log}");
+}

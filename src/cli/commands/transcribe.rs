@@ -1,12 +1,15 @@
 //! `verbatim transcribe <file|->`: a path goes through the local-file route (no upload);
-//! `-` or no argument uploads standard input (refused over 256 MiB before sending). With
-//! progress (a terminal, or `--progress`) the answer is streamed and each segment is shown on
-//! standard error as it is decoded; the result goes to standard output in the chosen format.
+//! `-` or no argument uploads standard input (refused over 256 MiB before sending). The answer
+//! is streamed: with progress (a terminal, or `--progress`) each segment is shown on standard
+//! error as it is decoded; the result goes to standard output in the chosen format. Ctrl-C
+//! prints what was transcribed so far, marked partial, and exits 130.
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use super::super::client::status_of_code;
+use super::super::interrupt::on_interrupt;
 use super::super::output::print_json;
 use super::super::progress::{TranscriptionBar, segment_line, stderr_is_terminal};
 use super::super::{CliError, Client, Globals};
@@ -116,35 +119,43 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
     };
     let progress = args.progress || (!args.no_progress && stderr_is_terminal());
     let mut options = options(&args);
-    options.stream = progress.then_some(true);
+    // Always streamed: Ctrl-C then has the segments heard so far to print.
+    options.stream = Some(true);
     // On a terminal the segments move a bar (over the file's declared length, else a spinner).
     let bar = |duration: Option<f64>| {
         (progress && stderr_is_terminal()).then(|| TranscriptionBar::new(duration))
     };
-    let mut answer = Answer::default();
+    let heard = Heard::default();
+    let format = if globals.json {
+        Format::Json
+    } else {
+        args.format
+    };
+    on_interrupt({
+        let heard = heard.clone();
+        move || heard.print_partial(format)
+    });
+    let mut answer = Answer {
+        result: None,
+        bar: None,
+        progress,
+        heard,
+    };
     match args.input.as_deref() {
         None | Some("-") => {
             let audio = read_stdin()?;
             let mut headers = vec![("Content-Type", "application/octet-stream".to_string())];
             headers.extend(options.headers());
             let path = format!("/v1/transcribe{query}");
-            answer.bar = bar(None);
-            if progress {
-                client.post_bytes_for_events(&path, &audio, &headers, |n, d| answer.take(n, d))?;
-            } else {
-                answer.result = Some(client.post_bytes(&path, &audio, &headers)?);
-            }
+            answer.show(bar(None));
+            client.post_bytes_for_events(&path, &audio, &headers, |n, d| answer.take(n, d))?;
         }
         Some(path) => {
             let path = absolute(path)?;
-            answer.bar = bar(declared_duration(std::path::Path::new(&path)));
+            answer.show(bar(declared_duration(std::path::Path::new(&path))));
             let body = LocalFileRequest::new(path, &options);
             let path = format!("/v1/transcribe/local-file{query}");
-            if progress {
-                client.post_for_events(&path, &body, |n, d| answer.take(n, d))?;
-            } else {
-                answer.result = Some(client.send("POST", &path, &body)?);
-            }
+            client.post_for_events(&path, &body, |n, d| answer.take(n, d))?;
         }
     };
     drop(answer.bar.take());
@@ -155,25 +166,92 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
         print_json(&result);
         return Ok(());
     }
+    print_result(&result, args.format);
+    Ok(())
+}
+
+/// `result` on standard output in `format`.
+fn print_result(result: &Transcription, format: Format) {
     let segments = result.segments.as_deref().unwrap_or_default();
-    match args.format {
-        Format::Json | Format::VerboseJson => print_json(&result),
+    match format {
+        Format::Json | Format::VerboseJson => print_json(result),
         Format::Text => println!("{}", result.text),
         Format::Srt => print!("{}", subtitles::srt(segments)),
         Format::Vtt => print!("{}", subtitles::vtt(segments)),
     }
-    Ok(())
 }
 
-/// A streamed answer as it arrives: each segment shown on standard error (a line, or a line
-/// above the bar), then the result.
+/// The segments decoded so far, shared with the Ctrl-C thread, and the bar to clear then.
+#[derive(Clone, Default)]
+struct Heard(Arc<Mutex<HeardSoFar>>);
+
 #[derive(Default)]
+struct HeardSoFar {
+    segments: Vec<TranscriptionSegment>,
+    bar: Option<indicatif::ProgressBar>,
+    /// The whole result has been printed or is being: nothing partial to add.
+    done: bool,
+}
+
+impl Heard {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HeardSoFar> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Ctrl-C: the text of the segments so far on standard output in `format` (JSON with
+    /// `"partial": true`), and on standard error that it is partial.
+    fn print_partial(&self, format: Format) {
+        let mut heard = self.lock();
+        if let Some(bar) = heard.bar.take() {
+            bar.finish_and_clear();
+        }
+        if heard.done {
+            return;
+        }
+        let segments = std::mem::take(&mut heard.segments);
+        let text = segments
+            .iter()
+            .map(|s| s.text.trim())
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let until = segments.last().map_or(0.0, |s| s.end);
+        match format {
+            Format::Json | Format::VerboseJson => print_json(&serde_json::json!({
+                "text": text, "segments": segments, "partial": true,
+            })),
+            Format::Text if !text.is_empty() => println!("{text}"),
+            Format::Text => {}
+            Format::Srt => print!("{}", subtitles::srt(&segments)),
+            Format::Vtt => print!("{}", subtitles::vtt(&segments)),
+        }
+        eprintln!(
+            "Interrupted: partial transcript, {} segment{} up to {}.",
+            segments.len(),
+            if segments.len() == 1 { "" } else { "s" },
+            subtitles::timestamp(until, '.')
+        );
+    }
+}
+
+/// A streamed answer as it arrives: each segment kept, and shown on standard error with
+/// progress (a line, or a line above the bar), then the result.
 struct Answer {
     result: Option<Transcription>,
     bar: Option<TranscriptionBar>,
+    progress: bool,
+    heard: Heard,
 }
 
 impl Answer {
+    /// Shows `bar` (if any) while the answer comes.
+    fn show(&mut self, bar: Option<TranscriptionBar>) {
+        self.heard.lock().bar = bar.as_ref().map(TranscriptionBar::handle);
+        self.bar = bar;
+    }
+
     fn take(&mut self, event: &str, data: &str) -> Result<(), CliError> {
         let unreadable = |e: serde_json::Error| {
             CliError::local(format!("the server's '{event}' event is not readable: {e}"))
@@ -184,10 +262,15 @@ impl Answer {
                     serde_json::from_str(data).map_err(unreadable)?;
                 match &self.bar {
                     Some(bar) => bar.segment(&segment),
-                    None => eprintln!("{}", segment_line(&segment)),
+                    None if self.progress => eprintln!("{}", segment_line(&segment)),
+                    None => {}
                 }
+                self.heard.lock().segments.push(segment);
             }
-            "done" => self.result = Some(serde_json::from_str(data).map_err(unreadable)?),
+            "done" => {
+                self.result = Some(serde_json::from_str(data).map_err(unreadable)?);
+                self.heard.lock().done = true;
+            }
             "error" => {
                 let body: ErrorBody = serde_json::from_str(data).map_err(unreadable)?;
                 return Err(CliError::Server {

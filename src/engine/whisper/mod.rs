@@ -301,7 +301,9 @@ impl Engine for WhisperEngine {
         };
         let result = workers::run(&mut state, &decoders, request, &settings);
         // A state whose pass was aborted half-way is not reused.
-        if !matches!(result, Err(EngineError::Cancelled)) {
+        if matches!(result, Err(EngineError::Cancelled)) {
+            tracing::info!(model, "cancelled");
+        } else {
             lock(&decoders.idle).push(state);
         }
         if let Ok((_, retries)) = &result {

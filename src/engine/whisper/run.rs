@@ -534,7 +534,10 @@ fn decode(
         params.set_start_encoder_callback_user_data(&tail as *const TailWatch as *mut c_void);
     }
     let started = std::time::Instant::now();
-    let heard = state.full(params, samples);
+    let heard = {
+        let _watching = super::log::watching(request.cancel.flag());
+        state.full(params, samples)
+    };
     if request.cancel.is_cancelled() {
         return Err(EngineError::Cancelled);
     }
