@@ -134,6 +134,16 @@ pub fn advise(
             };
             advice("No model is selected.".into(), Some(fix))
         }
+        400 if message.starts_with("Unknown model '") => {
+            let typed = message
+                .trim_start_matches("Unknown model '")
+                .trim_end_matches('\'');
+            let fix = match crate::engine::catalog::closest_model(typed) {
+                Some(meant) => format!("did you mean {meant}? (verbatim models lists them)"),
+                None => "verbatim models (lists the models)".into(),
+            };
+            advice(format!("There is no model '{}'.", echo(typed)), Some(fix))
+        }
         409 if message.starts_with("No microphone") => advice(
             "No microphone can be opened.".into(),
             Some("verbatim doctor (it checks the sound server and the devices)".into()),
@@ -219,5 +229,16 @@ mod tests {
         let advice = advise(400, "Unknown language code 'xx'", &Asked::default(), &none).unwrap();
         assert_eq!(advice.sentence, "Unknown language code 'xx'");
         assert_eq!(advice.fix, None);
+    }
+
+    #[test]
+    fn a_mistyped_model_names_the_one_meant() {
+        let none = || Known::default();
+        let advice = advise(400, "Unknown model 'tiny-en'", &Asked::default(), &none).unwrap();
+        assert_eq!(advice.sentence, "There is no model 'tiny-en'.");
+        assert_eq!(
+            advice.fix.as_deref(),
+            Some("did you mean tiny.en? (verbatim models lists them)")
+        );
     }
 }

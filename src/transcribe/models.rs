@@ -74,11 +74,38 @@ impl Transcriber {
 
     /// Unloads model `id` and deletes its files; false when it was not installed (the caller
     /// refuses a model being downloaded). Touches files: off the async workers.
-    pub fn remove_model(&self, id: &str) -> Result<(&'static ModelSpec, bool), TranscribeError> {
+    pub fn remove_model(&self, id: &str) -> Result<Removed, TranscribeError> {
         let (engine, spec) = self.offering(id)?;
         engine.unload(spec.id);
         let removed = catalog::remove(self.models(), spec)
             .map_err(|e| TranscribeError::internal("could not remove the model's files", e))?;
-        Ok((spec, removed))
+        let was_selected = self.store().pref_text(&preferences::SELECTED_MODEL)? == spec.id;
+        let mut selected = None;
+        if removed && was_selected {
+            // The selection moves to another installed model, so that requests naming none
+            // still have one; with none left, it stays, and says what to download.
+            let other = self
+                .engines()
+                .iter()
+                .flat_map(|engine| engine.models())
+                .find(|offer| offer.downloaded && offer.spec.id != spec.id);
+            if let Some(other) = other {
+                selected = Some(self.select_model(other.spec.id)?.id);
+            }
+        }
+        Ok(Removed {
+            spec,
+            removed,
+            selected,
+        })
     }
+}
+
+/// What removing a model did.
+pub struct Removed {
+    pub spec: &'static ModelSpec,
+    /// Its files were there, and are gone.
+    pub removed: bool,
+    /// It was the selected model: the installed model selected instead, if any.
+    pub selected: Option<&'static str>,
 }

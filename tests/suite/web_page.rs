@@ -627,30 +627,58 @@ async fn the_pages_own_routes_select_download_and_remove_models() {
     )
     .await;
     assert_eq!(status["model"], "base");
+
+    // A model that is not downloaded is not selected; the selection stays.
+    let (status, body) = call(&router, "POST", "/page/models/select?id=small").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(
+        body["error"]["message"],
+        "Model 'small' is not downloaded: download it first (verbatim models download small); the selection is unchanged"
+    );
+    let (_, _, status) = send(
+        &router,
+        request("GET", "/v1/status").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status["model"], "base");
 }
 
 #[tokio::test]
 async fn removing_a_model_from_the_page_deletes_its_files_and_rotation_replaces_the_token() {
     let models_dir = tempfile::tempdir().unwrap();
     let models = verbatim::engine::models::ModelDir::new(models_dir.path());
-    let spec = verbatim::engine::catalog::find_model("tiny.en").unwrap();
-    let temp = models.temp_path(spec).unwrap();
-    std::fs::write(&temp, b"placeholder").unwrap();
-    models.install(spec, &temp, "0", "test").unwrap();
+    for id in ["tiny.en", "base"] {
+        let spec = verbatim::engine::catalog::find_model(id).unwrap();
+        let temp = models.temp_path(spec).unwrap();
+        std::fs::write(&temp, b"placeholder").unwrap();
+        models.install(spec, &temp, "0", "test").unwrap();
+    }
     let app = TestApp::real(models.clone());
+    app.select("tiny.en");
     let router = app.router();
+    // The selected model: removed, and the other downloaded one selected instead.
     let (status, body) = call(&router, "DELETE", "/page/models?id=tiny.en").await;
     assert_eq!(
         (status, body),
         (
             StatusCode::OK,
-            serde_json::json!({"id": "tiny.en", "removed": true})
+            serde_json::json!({"id": "tiny.en", "removed": true, "selected": "base"})
         )
     );
+    let spec = verbatim::engine::catalog::find_model("tiny.en").unwrap();
     assert!(!verbatim::engine::catalog::is_installed(&models, spec));
     assert!(!models_dir.path().join("tiny.en").exists());
     let (_, body) = call(&router, "DELETE", "/page/models?id=tiny.en").await;
     assert_eq!(body["removed"], false);
+    let (_, _, status) = send(
+        &router,
+        request("GET", "/v1/status").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert_eq!(status["model"], "base");
+    // The last one: removed, nothing else to select.
+    let (_, body) = call(&router, "DELETE", "/page/models?id=base").await;
+    assert_eq!(body, serde_json::json!({"id": "base", "removed": true}));
 
     let before = app.token();
     let (status, _) = call(&router, "POST", "/page/token/rotate").await;

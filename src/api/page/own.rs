@@ -63,7 +63,8 @@ async fn download(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Value>, 
     Ok(Json(json!({"id": spec.id, "downloaded": true})))
 }
 
-/// `DELETE /page/models?id=` → `{id, removed}`; 409 while the model is being downloaded.
+/// `DELETE /page/models?id=` → `{id, removed}`, and `selected` when it was the selected model
+/// and another installed one is selected instead; 409 while the model is being downloaded.
 async fn remove(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Value>, ApiError> {
     let id = model_id(&uri)?;
     if app
@@ -77,8 +78,12 @@ async fn remove(State(app): State<Arc<App>>, uri: Uri) -> Result<Json<Value>, Ap
             crate::wire::echo(&id)
         )));
     }
-    let (spec, removed) = blocking(&app, move |app| Ok(app.transcriber.remove_model(&id)?)).await?;
-    Ok(Json(json!({"id": spec.id, "removed": removed})))
+    let removed = blocking(&app, move |app| Ok(app.transcriber.remove_model(&id)?)).await?;
+    let mut answer = json!({"id": removed.spec.id, "removed": removed.removed});
+    if let Some(selected) = removed.selected {
+        answer["selected"] = json!(selected);
+    }
+    Ok(Json(answer))
 }
 
 /// `POST /page/token/rotate` → `{rotated: true}`: a new API token (every browser is signed out,

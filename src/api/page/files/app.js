@@ -452,7 +452,7 @@ function modelRow(model) {
   if (downloading.has(model.id)) {
     actions.append(element("progress", { id: `progress-${model.id}`, max: 1, value: 0, ariaLabel: `Downloading ${model.id}` }));
   } else {
-    if (!model.selected) {
+    if (!model.selected && model.downloaded !== false) {
       actions.append(button("Select", () => attempt(async () => {
         await api("POST", `/page/models/select?id=${encodeURIComponent(model.id)}`);
         await Promise.all([showModels(), refreshStatus()]);
@@ -462,8 +462,11 @@ function modelRow(model) {
       actions.append(button("Download", () => downloadModel(model.id), { ariaLabel: `Download ${model.id}` }));
     } else if (model.downloaded) {
       actions.append(button("Remove", () => attempt(async () => {
+        if (model.selected && !confirm(`${model.id} is the selected model. Remove it anyway? Another downloaded model is selected instead.`)) {
+          return;
+        }
         await api("DELETE", `/page/models?id=${encodeURIComponent(model.id)}`);
-        await showModels();
+        await Promise.all([showModels(), refreshStatus()]);
       }), { ariaLabel: `Remove ${model.id}` }));
     }
   }
