@@ -8,8 +8,9 @@
 //! against the engine time the server reports for that same request (`Server-Timing`), and
 //! against an engine-alone call made just before it (target: the server adds at most 3 %).
 //!
-//! Needs the tiny.en model: `$VERBATIM_TEST_MODELS`, else `~/.cache/verbatim/models`
-//! (`./scripts/test` installs it there). Run: `cargo bench --bench transcription`.
+//! Measures the model people get, tiny.en with q8_0 weights (what `./scripts/serve` installs):
+//! `$VERBATIM_TEST_MODELS`, else `~/.cache/verbatim/models` (`./scripts/test` installs it
+//! there). Run: `cargo bench --bench transcription`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +23,9 @@ use verbatim::discovery::DataDir;
 use verbatim::engine::models::ModelDir;
 use verbatim::engine::{Engine, EngineRequest, LanguageChoice, Task};
 use verbatim::store::{PrefValue, preferences};
+
+/// The model `./scripts/serve` installs.
+const MODEL: &str = "tiny.en-q8_0";
 
 const TEXT: &str = "We will meet at the library after lunch to discuss the new project plan. \
     Please send the quarterly report to the finance team before Friday afternoon. \
@@ -100,10 +104,7 @@ impl Bench {
             )
             .unwrap();
         app.store
-            .set_pref(
-                &preferences::SELECTED_MODEL,
-                &PrefValue::Text("tiny.en".into()),
-            )
+            .set_pref(&preferences::SELECTED_MODEL, &PrefValue::Text(MODEL.into()))
             .unwrap();
         let engine = app.transcriber.engines()[0].clone();
         let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -127,7 +128,7 @@ impl Bench {
     }
 
     fn engine_alone(&self, request: &EngineRequest<'_>) {
-        self.engine.transcribe("tiny.en", request).unwrap();
+        self.engine.transcribe(MODEL, request).unwrap();
     }
 
     /// One request through the local-file route; returns its `Server-Timing` engine time.
@@ -264,9 +265,9 @@ fn paired(bench: &Bench, clips: &[(u32, PathBuf, Vec<f32>)]) -> f64 {
 fn main() {
     let models = ModelDir::new(models_dir());
     let _ = models.adopt_flat_files();
-    if !models.is_installed(verbatim::engine::models::whisper_model("tiny.en").unwrap()) {
+    if !models.is_installed(verbatim::engine::models::whisper_model(MODEL).unwrap()) {
         eprintln!(
-            "no tiny.en model in {}: run ./scripts/test first",
+            "no {MODEL} model in {}: run ./scripts/test first",
             models.path().display()
         );
         return;
