@@ -128,7 +128,7 @@ async fn options_moonshine_cannot_honour_are_refused_naming_the_engine() {
         ),
         (
             json!({"language": "de"}),
-            "Engine 'moonshine' does not support the language 'de'",
+            "Engine 'moonshine' does not support the language 'de' with model 'moonshine-tiny'; ",
         ),
         (
             json!({"prompt": "Names: Siobhan"}),
@@ -146,7 +146,12 @@ async fn options_moonshine_cannot_honour_are_refused_naming_the_engine() {
             .extend(options.as_object().unwrap().clone());
         let (status, answer) = transcribe(&app, body.clone()).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body} -> {answer}");
-        assert_eq!(answer["error"]["message"], message, "{body}");
+        // The language's refusal goes on to name the models that can hear it.
+        let said = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            said == message || said.starts_with(message),
+            "{body}: {said}"
+        );
     }
     // English by name or code is fine; an unknown code stays an unknown code.
     let (status, answer) = transcribe(

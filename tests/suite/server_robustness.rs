@@ -171,6 +171,7 @@ fn a_chunked_upload_past_256_mib_gets_413_with_bounded_memory() {
     std::fs::write(&temp, b"placeholder").unwrap();
     models.install(spec, &temp, "0", "test").unwrap();
     let select = common::verbatim(home.path())
+        .env("VERBATIM_MODELS_DIR", models_dir.path())
         .args(["models", "select", "tiny.en"])
         .output()
         .unwrap();
