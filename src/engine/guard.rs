@@ -1034,7 +1034,7 @@ mod tests {
 
     #[test]
     fn the_end_of_a_segment_said_again_with_no_time_left_is_an_echo() {
-        // tiny.en on a held-out recording ("unless to be rather cold hearted and rather selfish
+        // tiny.en on a development-set recording ("unless to be rather cold hearted and rather selfish
         // is to be ill disposed", 5.3 s) through a fitted window.
         let heard = vec![
             segment(
@@ -1053,8 +1053,9 @@ mod tests {
 
     #[test]
     fn text_said_again_from_several_segments_before_in_no_time_is_an_echo() {
-        // tiny.en q8_0 on a held-out 15 s excerpt of a talk: its 21 words over three segments,
-        // then all of them again at 10.03-10.40 s.
+        // The shape the independent checks reported for tiny.en q8_0 on a 15 s excerpt of a
+        // talk (a recording this project does not have): its 21 words over the segments before,
+        // then all of them again at 10.03-10.40 s. The words here stand in for the talk's.
         let said = [
             (0.0, 3.4, "So the thing about building systems"),
             (3.4, 6.9, "is that you never really know which part"),
@@ -1153,7 +1154,7 @@ mod tests {
 
     #[test]
     fn the_start_of_a_segment_said_again_with_no_time_left_is_an_echo() {
-        // base on a live turn of a held-out recording (7.3 s), as whisper timed the segments.
+        // base on a live turn of a development-set recording (7.3 s), as whisper timed the segments.
         let first = "And Mr. John Dashwood had then leisure to consider how much there might be \
                      prudently in his power to do for them.";
         let heard = vec![

@@ -3,7 +3,7 @@
 //! committed chunk with the chunks that started up to [`CONTEXT_SECONDS`] before it in front,
 //! made to read them as the text already committed for them, so that the chunk is heard with
 //! what came before it, as one file would be, and nothing committed is written again. On
-//! held-out read speech this brought tiny.en's dictated text from 13.1 % word errors to
+//! the development set's read speech this brought tiny.en's dictated text from 13.1 % word errors to
 //! 9.9 % (one file: 12.4 %; `docs/performance.md`, "The turns before, read as committed").
 //!
 //! [`Engine::hears_said_before`]: crate::engine::Engine::hears_said_before

@@ -11,10 +11,10 @@
 //! Live audio (see [`LiveSlots`]) is cut at short pauses and each chunk takes the engine for
 //! itself. A live chunk's prompt is the request's alone: carrying the text heard so far made
 //! tiny.en say the prompt's last sentence again (`scripts/bench-dictation`: 33.9 % word errors
-//! instead of 17.0 % on the corpus's real recordings, 69.1 % instead of 13.2 % on held-out
+//! instead of 17.0 % on the corpus's real recordings, 69.1 % instead of 13.2 % on the development sets
 //! read speech); with today's loop guard it still costs the corpus's 224 words 6–10 more
 //! errors with tiny.en (but for a rule against repeats) and 9–11 with base, gains one of the
-//! held-out 89, and about doubles the engine time (`docs/performance.md`, "The committed text
+//! development sets 89, and about doubles the engine time (`docs/performance.md`, "The committed text
 //! as the prompt, again"). What was said before reaches a live chunk another way: an engine
 //! that can hears a committed chunk with the chunks before it in front, read as their
 //! committed text ([`SaidBeforeChunks`]).

@@ -60,11 +60,11 @@ pub struct Limits {
 impl Limits {
     /// Files: chunks of up to Whisper's 30 s window, packed across pauses under 3.2 s. Ending
     /// them at the first pause after 12 s (`close_after`) made long files up to a fifth faster
-    /// but cost words on held-out speech joined with 0.9 s pauses (8.2 % against 5.5 %;
+    /// but cost words on the development sets' speech joined with 0.9 s pauses (8.2 % against 5.5 %;
     /// `window_floor ... 256/w2@12`, docs/performance.md), so they are packed to the full 30 s.
     /// The pauses inside a chunk are left out down to the padding on either side (0.8 s of
     /// silence between two stretches of speech): the encoder's time goes with the audio it
-    /// hears, and a quarter of a chunk of read speech can be silence. On the held-out long file
+    /// hears, and a quarter of a chunk of read speech can be silence. On the development sets' long file
     /// it was a sixth faster and read as well or better (docs/performance.md, "Pauses left
     /// out").
     pub const FILE: Limits = Limits {

@@ -307,7 +307,7 @@ fn best_attempt(
         // Nothing heard after the text said before, or a loop in a longer part after it: the
         // chunk heard alone comes next ([`hear_chunk`]). A wider window heard nothing too in
         // 15 of the 17 pairs of the corpus's recordings where nothing was heard (tiny.en), and
-        // the turns of every held-out set read the same without either retry
+        // the turns of every development set read the same without either retry
         // (`turn_context --said-before`, docs/performance.md).
         let gives_up = chunk.said.is_some()
             && (verdict == Verdict::Doubted(Doubt::Nothing)
