@@ -120,7 +120,10 @@ impl Bench {
         ));
         Bench {
             engine,
-            agent: ureq::AgentBuilder::new().build(),
+            agent: ureq::Agent::config_builder()
+                .proxy(None)
+                .build()
+                .new_agent(),
             url: format!("http://127.0.0.1:{port}/v1/transcribe/local-file"),
             _runtime: runtime,
             _data: data,
@@ -134,14 +137,19 @@ impl Bench {
     /// One request through the local-file route; returns its `Server-Timing` engine time.
     fn http(&self, path: &Path) -> Duration {
         let body = serde_json::json!({ "path": path }).to_string();
-        let response = self
+        let mut response = self
             .agent
             .post(&self.url)
-            .set("Content-Type", "application/json")
-            .send_string(&body)
+            .header("Content-Type", "application/json")
+            .send(&body)
             .unwrap();
-        let timing = response.header("Server-Timing").unwrap_or("").to_string();
-        response.into_string().unwrap();
+        let timing = response
+            .headers()
+            .get("Server-Timing")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        response.body_mut().read_to_string().unwrap();
         stage_ms(&timing, "engine")
             .map(|ms| Duration::from_secs_f64(ms / 1000.0))
             .unwrap_or_else(|| panic!("no engine time in Server-Timing '{timing}'"))

@@ -18,6 +18,9 @@ pub struct Client {
     agent: ureq::Agent,
 }
 
+/// An answer of the server, its body still to read.
+type Answer = ureq::http::Response<ureq::Body>;
+
 impl Client {
     /// Port: `--port`, else the discovery file, else 8978. Token: `--api-token`, else
     /// `VERBATIM_API_TOKEN` (both arrive in `globals`), else the discovery file.
@@ -42,9 +45,14 @@ impl Client {
     }
 
     pub fn new(port: u16, token: Option<String>) -> Client {
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(Duration::from_secs(5))
-            .build();
+        // Loopback only: no proxy of the environment, every status read as an answer.
+        let agent = ureq::Agent::config_builder()
+            .proxy(None)
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_connect(Some(Duration::from_secs(5)))
+            .build()
+            .new_agent();
         Client {
             base: format!("http://127.0.0.1:{port}"),
             token,
@@ -152,7 +160,8 @@ impl Client {
         on_event: impl FnMut(&str, &str) -> Result<bool, CliError>,
     ) -> Result<(), CliError> {
         let response = self.respond("GET", path, &[], Body::None, Some("text/event-stream"))?;
-        read_events(std::io::BufReader::new(response.into_reader()), on_event)
+        let reader = response.into_body().into_reader();
+        read_events(std::io::BufReader::new(reader), on_event)
     }
 
     fn events(
@@ -162,7 +171,7 @@ impl Client {
         mut on_event: impl FnMut(&str, &str) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
         let response = self.respond("POST", path, &[], body, Some("text/event-stream"))?;
-        let reader = std::io::BufReader::new(response.into_reader());
+        let reader = std::io::BufReader::new(response.into_body().into_reader());
         read_events(reader, |name, data| on_event(name, data).map(|()| true))
     }
 
@@ -184,36 +193,42 @@ impl Client {
         query: &[(&str, String)],
         body: Body<'_>,
         accept: Option<&str>,
-    ) -> Result<ureq::Response, CliError> {
-        let mut request = self.agent.request(method, &format!("{}{path}", self.base));
-        for (name, value) in query {
-            request = request.query(name, value);
+    ) -> Result<Answer, CliError> {
+        let mut url = format!("{}{path}", self.base);
+        if !query.is_empty() {
+            let encoded = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(query.iter().map(|(name, value)| (*name, value.as_str())))
+                .finish();
+            url.push(if path.contains('?') { '&' } else { '?' });
+            url.push_str(&encoded);
         }
+        let mut request = ureq::http::Request::builder().method(method).uri(&url);
         if let Some(token) = &self.token {
-            request = request.set("Authorization", &format!("Bearer {token}"));
+            request = request.header("Authorization", format!("Bearer {token}"));
         }
         if let Some(accept) = accept {
-            request = request.set("Accept", accept);
+            request = request.header("Accept", accept);
         }
-        let result = match body {
-            Body::None => request.call(),
+        let sent = match body {
+            Body::None => request.body(()).map(|r| self.agent.run(r)),
             Body::Json(bytes) => request
-                .set("Content-Type", "application/json")
-                .send_bytes(bytes),
+                .header("Content-Type", "application/json")
+                .body(bytes)
+                .map(|r| self.agent.run(r)),
             Body::Raw { bytes, headers } => {
                 for (name, value) in headers {
-                    request = request.set(name, value);
+                    request = request.header(*name, value.as_str());
                 }
-                request.send_bytes(bytes)
+                request.body(bytes).map(|r| self.agent.run(r))
             }
         };
+        let result = sent.map_err(|e| CliError::local(format!("cannot make the request: {e}")))?;
         match result {
-            Ok(response) => Ok(response),
-            Err(ureq::Error::Status(status, response)) => Err(server_error(status, response)),
-            Err(ureq::Error::Transport(transport)) => Err(CliError::CannotConnect(format!(
-                "Cannot connect to the Verbatim server at {} ({}). Is it running? Start it with `verbatim serve`.",
+            Ok(response) if response.status().as_u16() < 400 => Ok(response),
+            Ok(response) => Err(server_error(response)),
+            Err(err) => Err(CliError::CannotConnect(format!(
+                "Cannot connect to the Verbatim server at {} ({err}). Is it running? Start it with `verbatim serve`.",
                 self.base,
-                transport.kind()
             ))),
         }
     }
@@ -232,9 +247,9 @@ enum Body<'a> {
 
 /// The answer read as `T` (an empty answer reads as JSON `null`). Read as a stream: a settings
 /// export can be far larger than what `into_string` accepts.
-fn read_answer<T: DeserializeOwned>(response: ureq::Response) -> Result<T, CliError> {
+fn read_answer<T: DeserializeOwned>(response: Answer) -> Result<T, CliError> {
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut response.into_reader(), &mut bytes)
+    std::io::Read::read_to_end(&mut response.into_body().into_reader(), &mut bytes)
         .map_err(|e| CliError::local(format!("could not read the server's answer: {e}")))?;
     let answer = if bytes.iter().all(u8::is_ascii_whitespace) {
         serde_json::from_value(Value::Null)
@@ -293,8 +308,9 @@ pub fn status_of_code(code: &str) -> u16 {
     }
 }
 
-fn server_error(status: u16, response: ureq::Response) -> CliError {
-    let text = response.into_string().unwrap_or_default();
+fn server_error(response: Answer) -> CliError {
+    let status = response.status().as_u16();
+    let text = response.into_body().read_to_string().unwrap_or_default();
     let (code, message) = serde_json::from_str::<ErrorBody>(&text)
         .map(|body| (body.error.code, body.error.message))
         .unwrap_or_else(|_| {

@@ -9,8 +9,8 @@ mod redirect;
 
 use std::time::Duration;
 
-use ureq3::http::{HeaderMap, Response};
-use ureq3::tls::{RootCerts, TlsConfig, TlsProvider};
+use ureq::http::{HeaderMap, Response};
+use ureq::tls::{RootCerts, TlsConfig, TlsProvider};
 use url::Url;
 
 pub use proxy::ProxyEnv;
@@ -56,7 +56,7 @@ pub struct Timeouts {
 
 /// A GET that was answered (any status), after redirects.
 pub struct Fetched {
-    pub response: Response<ureq3::Body>,
+    pub response: Response<ureq::Body>,
     /// The address that gave the final answer.
     pub url: Url,
     /// The headers of each redirect on the way, first one first.
@@ -65,7 +65,7 @@ pub struct Fetched {
 
 /// An HTTP(S) client; cheap to share by reference.
 pub struct HttpClient {
-    agent: ureq3::Agent,
+    agent: ureq::Agent,
     proxies: ProxyEnv,
 }
 
@@ -80,7 +80,7 @@ impl HttpClient {
             .provider(TlsProvider::Rustls)
             .root_certs(RootCerts::PlatformVerifier)
             .build();
-        let agent = ureq3::Agent::config_builder()
+        let agent = ureq::Agent::config_builder()
             .tls_config(tls)
             .proxy(None)
             .max_redirects(0)
@@ -133,10 +133,10 @@ impl HttpClient {
         &self,
         url: &Url,
         headers: &[(&str, &str)],
-    ) -> Result<Response<ureq3::Body>, NetError> {
+    ) -> Result<Response<ureq::Body>, NetError> {
         let proxy_address = self.proxies.proxy_for(url);
         let proxy = match &proxy_address {
-            Some(address) => Some(ureq3::Proxy::new(address).map_err(|err| NetError::Proxy {
+            Some(address) => Some(ureq::Proxy::new(address).map_err(|err| NetError::Proxy {
                 url: url.to_string(),
                 proxy: address.clone(),
                 cause: format!("it is not a usable proxy address ({err})"),
@@ -157,7 +157,7 @@ impl HttpClient {
 }
 
 /// The NetError for a failed exchange with `url`.
-fn classify(url: &Url, proxy: Option<String>, err: ureq3::Error) -> NetError {
+fn classify(url: &Url, proxy: Option<String>, err: ureq::Error) -> NetError {
     let url = url.to_string();
     let cause = err.to_string();
     if is_certificate_error(&err) {
@@ -169,10 +169,10 @@ fn classify(url: &Url, proxy: Option<String>, err: ureq3::Error) -> NetError {
     }
 }
 
-fn is_certificate_error(err: &ureq3::Error) -> bool {
+fn is_certificate_error(err: &ureq::Error) -> bool {
     match err {
-        ureq3::Error::Rustls(_) | ureq3::Error::Tls(_) => true,
-        ureq3::Error::Io(io) => {
+        ureq::Error::Rustls(_) | ureq::Error::Tls(_) => true,
+        ureq::Error::Io(io) => {
             let text = io.to_string();
             text.contains("certificate") || text.contains("CA certificates")
         }

@@ -390,7 +390,7 @@ impl Transfer<'_> {
 }
 
 /// `(first byte, total length)` of a `Content-Range: bytes 100-199/200` header.
-fn content_range(headers: &ureq3::http::HeaderMap) -> Option<(u64, Option<u64>)> {
+fn content_range(headers: &ureq::http::HeaderMap) -> Option<(u64, Option<u64>)> {
     let value = header(headers, "content-range")?.trim();
     let (range, total) = value.strip_prefix("bytes ")?.split_once('/')?;
     let (first, _last) = range.split_once('-')?;
@@ -403,7 +403,7 @@ mod tests {
 
     #[test]
     fn content_ranges_are_read() {
-        let mut headers = ureq3::http::HeaderMap::new();
+        let mut headers = ureq::http::HeaderMap::new();
         headers.insert("content-range", "bytes 100-199/200".parse().unwrap());
         assert_eq!(content_range(&headers), Some((100, Some(200))));
         headers.insert("content-range", "bytes 5-9/*".parse().unwrap());
