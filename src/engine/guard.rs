@@ -20,7 +20,7 @@ pub const NO_SPEECH_PROBABILITY: f64 = 0.6;
 /// the capture is, often inside a word: tiny.en gave the prefixes of a hesitant "four ... queen
 /// of clubs" no-speech probabilities of 0.64-0.76 with a guess for text ("for", "4 queen of"),
 /// so passes 0.4 s apart heard nothing for 1.5 s. Noises and tones heard as open chunks read
-/// the same as with 0.6 (`docs/performance.md`, "A word cut by the capture's edge"). Committed
+/// the same as with 0.6 (docs/journal/2026-11.md, "A word cut by the capture's edge"). Committed
 /// text keeps [`NO_SPEECH_PROBABILITY`].
 pub const PROVISIONAL_NO_SPEECH_PROBABILITY: f64 = 0.8;
 /// Characters (other than spaces) per second that no one speaks: fast English is about 20.

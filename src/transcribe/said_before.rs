@@ -2,9 +2,9 @@
 //! committed for the chunks in it. An engine that can ([`Engine::hears_said_before`]) hears a
 //! committed chunk with the chunks that started up to [`CONTEXT_SECONDS`] before it in front,
 //! made to read them as the text already committed for them, so that the chunk is heard with
-//! what came before it, as one file would be, and nothing committed is written again. On
-//! the development set's read speech this brought tiny.en's dictated text from 13.1 % word errors to
-//! 9.9 % (one file: 12.4 %; `docs/performance.md`, "The turns before, read as committed").
+//! what came before it, as one file would be, and nothing committed is written again: dictated
+//! text then reads as well as one file (docs/journal/2026-12.md, "The turns before, read as
+//! their committed text").
 //!
 //! [`Engine::hears_said_before`]: crate::engine::Engine::hears_said_before
 
@@ -19,7 +19,7 @@ const SAMPLE_RATE: usize = 16_000;
 /// Chunks that started up to this long before a chunk are heard in front of it. 10 s read as
 /// well as 15 s or better and cost a third less engine time: every token of the text before is
 /// one decoder step, and the window holds its audio (`examples/turn_context.rs --said-within`,
-/// docs/performance.md, "Ten seconds before, not fifteen"); shorter read worse.
+/// docs/journal/2026-12.md, "Ten seconds before, not fifteen"); shorter read worse.
 pub const CONTEXT_SECONDS: usize = 10;
 /// The most audio a chunk is heard with, what was said before it included: whisper hears 30 s
 /// at once, and the rest would be heard apart, without what came before.

@@ -10,12 +10,9 @@
 //! pauses, as real engines' chunks do).
 //! Live audio (see [`LiveSlots`]) is cut at short pauses and each chunk takes the engine for
 //! itself. A live chunk's prompt is the request's alone: carrying the text heard so far made
-//! tiny.en say the prompt's last sentence again (`scripts/bench-dictation`: 33.9 % word errors
-//! instead of 17.0 % on the corpus's real recordings, 69.1 % instead of 13.2 % on the development sets
-//! read speech); with today's loop guard it still costs the corpus's 224 words 6–10 more
-//! errors with tiny.en (but for a rule against repeats) and 9–11 with base, gains one of the
-//! development sets 89, and about doubles the engine time (`docs/performance.md`, "The committed text
-//! as the prompt, again"). What was said before reaches a live chunk another way: an engine
+//! tiny.en say the prompt's last sentence again, cost words with the loop guard too, and about
+//! doubled the engine time (`scripts/bench-dictation`; docs/journal/2026-12.md, "The committed
+//! text as the prompt, again"). What was said before reaches a live chunk another way: an engine
 //! that can hears a committed chunk with the chunks before it in front, read as their
 //! committed text ([`SaidBeforeChunks`]).
 
@@ -420,9 +417,9 @@ impl Listener {
     /// the open chunk so far as a committed chunk is, once for each place the voice drops and
     /// when the engine is free and has rested as long as its last pass over the open chunk
     /// took, so that the commit (or a stop right after the last word) finds its text ready, or
-    /// on the way, should nothing but quiet follow. Heard only once the chunk settled, a
-    /// sentence's text came 350-500 ms after a stop 0.15 s after its last word
-    /// (`scripts/bench-dictation`, docs/performance.md). Should the voice come back, the pass
+    /// on the way, should nothing but quiet follow: heard only once the chunk settled, a
+    /// sentence's text came hundreds of milliseconds after a stop right after its last word
+    /// (`scripts/bench-dictation`, docs/journal/2026-12.md). Should the voice come back, the pass
     /// was the open chunk's provisional text.
     fn hear_as_voice_drops(&mut self) {
         if Instant::now() < self.spaced_until {

@@ -60,8 +60,8 @@ pub struct Limits {
 impl Limits {
     /// Files: chunks of up to Whisper's 30 s window, packed across pauses under 3.2 s. Ending
     /// them at the first pause after 12 s (`close_after`) made long files up to a fifth faster
-    /// but cost words on the development sets' speech joined with 0.9 s pauses (8.2 % against 5.5 %;
-    /// `window_floor ... 256/w2@12`, docs/performance.md), so they are packed to the full 30 s.
+    /// but cost words on the development sets' speech joined with short pauses (`window_floor
+    /// ... 256/w2@12`, docs/journal/), so they are packed to the full 30 s.
     /// The pauses inside a chunk are left out down to the padding on either side (0.8 s of
     /// silence between two stretches of speech): the encoder's time goes with the audio it
     /// hears, and a quarter of a chunk of read speech can be silence. On the development sets' long file
@@ -118,8 +118,8 @@ impl Limits {
     /// `earliest_cut`; and speech after a short pause joining the chunk at once, whatever its
     /// length will be: realtime turns. Without, a turn running on without a pause that ends it
     /// was held open until its speech passed the longest turn, then cut at its quietest
-    /// moment: its text came up to 7 s after its audio (`scripts/bench-realtime`,
-    /// docs/performance.md).
+    /// moment: its text came seconds after its audio (`scripts/bench-realtime`,
+    /// docs/journal/2026-12.md).
     pub fn cutting_at_dips_after(self, seconds: f64) -> Limits {
         Limits {
             cut_at_dips: true,

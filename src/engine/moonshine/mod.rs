@@ -38,10 +38,9 @@ const MIN_CHUNK_SAMPLES: usize = 1_600;
 const FILE_CHUNKS_CLOSE_AFTER_SECONDS: f64 = 12.0;
 
 /// Chunks of a file heard at once: two once there are two threads to split. A decoder step
-/// keeps a second thread busy only a third of the time: on a 2-core machine one copy of
-/// moonshine-base heard the corpus's five-minute file in 10.8 s on one thread and 8.2 s on
-/// two, and two copies of one thread each heard it twice at once in 11.0 s each
-/// (`engine_stages --threads`, docs/performance.md).
+/// keeps a second thread busy only a third of the time, so two copies of one thread each hear
+/// two chunks in about the time one copy of two threads hears one (`engine_stages --threads`,
+/// docs/journal/).
 fn default_workers(threads: usize) -> usize {
     if threads >= 2 { 2 } else { 1 }
 }

@@ -107,8 +107,8 @@ impl Model {
                 .map_err(|e| load(e.into()))?
                 // Threads that wait for work sleep instead of spinning: a decoder step is
                 // hundreds of small operations, and spinning between them kept the second core
-                // busy for nothing (short clips took about 15 % longer with it, at 1.4 times
-                // the CPU time; docs/performance.md) and starves copies hearing other chunks.
+                // busy for nothing (short clips took longer with it, at more CPU time;
+                // docs/journal/2026-11.md) and starves copies hearing other chunks.
                 .with_config_entry("session.intra_op.allow_spinning", "0")
                 .map_err(|e| load(e.into()))?
                 .with_prepacked_weights(prepacked)

@@ -78,10 +78,9 @@ pub fn default_threads() -> usize {
 
 /// Decoder states a file's chunks are shared out among: two once there are two threads to
 /// split. whisper.cpp's decoder is a chain of small products that two threads share poorly;
-/// two states of one thread each took a 2-core machine through two five-minute files in 29.6 s
-/// instead of 36.4 s, the texts unchanged (`window_floor ... 256/w1 256/w2`,
-/// docs/performance.md). The second state holds buffers of its own: 48 MiB more for tiny.en,
-/// 71 MiB for base (`examples/engine_memory`).
+/// two states of one thread each are faster than one of two, the texts unchanged
+/// (`window_floor ... 256/w1 256/w2`, docs/journal/). The second state holds buffers of its own
+/// (`examples/engine_memory`; docs/limits.md).
 fn default_workers(threads: usize) -> usize {
     if threads >= 2 { 2 } else { 1 }
 }

@@ -28,7 +28,7 @@ pub struct Recovery {
     pub full: Vec<Retry>,
 }
 
-/// The orders chosen by measurement (see docs/performance.md, "Retry orders"): a wider window for
+/// The orders chosen by measurement (see docs/journal/2026-11.md, "Retry orders"): a wider window for
 /// fitted ones (it resolved every loop of the corpus's clips, at a third of a full window's
 /// cost), rising temperatures for the full window; a loop that survives is cut out.
 impl Default for Recovery {

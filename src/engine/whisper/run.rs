@@ -161,7 +161,7 @@ pub(super) fn hear_chunk(
 /// confused complaint...") where it reads it alone once, and a wider window took up to 1.2 s
 /// of a live dictation's last chunk to loop again (`scripts/bench-dictation`). Shorter parts
 /// are a word or two, which their own audio alone reads worse ("70." after the phone
-/// prompts' words before, "7D" alone) and whose retries are cheap (docs/performance.md).
+/// prompts' words before, "7D" alone) and whose retries are cheap (docs/journal/2026-12.md).
 const ALONE_AFTER_LOOP_SECONDS: f64 = 3.0;
 
 /// Whether a reading after the text said before that came out as `verdict`, over `seconds`
@@ -308,7 +308,7 @@ fn best_attempt(
         // chunk heard alone comes next ([`hear_chunk`]). A wider window heard nothing too in
         // 15 of the 17 pairs of the corpus's recordings where nothing was heard (tiny.en), and
         // the turns of every development set read the same without either retry
-        // (`turn_context --said-before`, docs/performance.md).
+        // (`turn_context --said-before`, docs/journal/2026-12.md).
         let gives_up = chunk.said.is_some()
             && (verdict == Verdict::Doubted(Doubt::Nothing)
                 || gives_up_after_loop(verdict, seconds));
@@ -343,9 +343,8 @@ fn voiced_seconds(samples: &[f32]) -> Vec<std::ops::Range<f64>> {
 /// The most text tokens a decode of `seconds` of audio writes after the text said before (the
 /// tokens it is made to read first): what the audio after that part can hold, and room for that
 /// text read once more, which [`guard::drop_said_again`] drops. A loop after the words before
-/// then stops where the part after them is full, not where the whole audio would be (a live
-/// dictation's last sentence, 4.7 s after 8.6 s said before, read twice and on: 352 ms for the
-/// reading, 484 ms before, `scripts/bench-dictation`, docs/performance.md).
+/// then stops where the part after them is full, not where the whole audio would be, which
+/// makes such a loop a third shorter (`scripts/bench-dictation`, docs/journal/2026-12.md).
 fn most_text_tokens(seconds: f64, said: Option<&Said>) -> usize {
     match said {
         Some(said) => guard::max_tokens(seconds - said.seconds.min(seconds)) + said.tokens.len(),

@@ -2,7 +2,7 @@
 //! short and repeated frames, the downmix, both resamplers, the forward FFT and the weights'
 //! number formats. One test binary that links the optimised library, rather than unit tests,
 //! which would compile the whole crate a second time at opt-level 3 (24 s of a fresh build on
-//! 2 cores: docs/development.md, "The build, trimmed").
+//! 2 cores: docs/journal/2026-11.md, "The build, trimmed").
 
 use verbatim_kernels::downmix::downmix;
 use verbatim_kernels::resampler::{
