@@ -314,7 +314,7 @@ def comparable_words(text):
     hyphenated words as their parts, short titles spelt out, a lone digit word as its digit and
     digit words next to each other as one number (as OpenAI's English text normaliser does):
     `Mr. ill-disposed` compares as `mister ill disposed`, `Eight of spades` as `8 of spades`,
-    `two nine three four zero`, `293 4 0` and `29340` as `29340` (sim/src/wer.rs does the same)."""
+    `two nine three four zero`, `293 4 0` and `29340` as `29340` (crates/sim/src/wer.rs does the same)."""
     spaced = re.sub("[-\u2010\u2013\u2014]", " ", normalize_numbers(text))
     words = ("".join(c for c in w if c.isalnum()).lower() for w in spaced.split())
     joined = []

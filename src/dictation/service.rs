@@ -18,7 +18,7 @@ use super::insert::{self, Inserter, InserterChoice};
 use super::live_insert::LiveInsertion;
 use super::machine::{Effect, Event, Refused, State, apply};
 use super::rule_match::matching_rule;
-use super::transcript::{session_options, transcribe_and_save};
+use super::transcript::{LiveTranscription, session_options, transcribe_and_save};
 use crate::audio::capture::{AudioSource, CaptureError, Feed};
 use crate::audio::resample::TARGET_RATE;
 use crate::session::{self, Capture, Driven, Driver, Internal, Live};
@@ -26,7 +26,7 @@ use crate::session_events::EventHub;
 use crate::store::{DictationSession, Profile, Store, StoreError, Workflow, preferences};
 use crate::transcribe::{
     Audio, Caller, Dictated, LiveAudio, Planned, Progress, ProgressSink, TranscribeError,
-    Transcriber, Transcript,
+    Transcriber,
 };
 
 /// How long one read of the microphone waits.
@@ -106,10 +106,6 @@ pub(super) struct Clock {
     stopped: Option<Instant>,
     text_ready: Option<(Duration, String)>,
 }
-
-/// A transcription that hears the audio as it is captured.
-pub(super) type LiveTranscription =
-    Arc<std::sync::Mutex<Option<tokio::task::JoinHandle<Result<Transcript, TranscribeError>>>>>;
 
 /// What a session is set up with before the microphone opens.
 struct Setup {
@@ -448,7 +444,8 @@ impl Dictation {
         thread: JoinHandle<Vec<f32>>,
         session: ActiveDictation,
     ) {
-        let result = transcribe_and_save(&self.transcriber, id, thread, &session).await;
+        let result =
+            transcribe_and_save(&self.transcriber, id, thread, &session.transcription).await;
         match &result {
             Ok(text) => {
                 let mut clock = lock(&session.clock);

@@ -6,12 +6,15 @@ use std::thread::JoinHandle;
 
 use uuid::Uuid;
 
-use super::service::ActiveDictation;
 use crate::engine::Task;
 use crate::session;
 use crate::store::{LanguageMode, Profile, Workflow};
-use crate::transcribe::{TranscribeError, Transcriber};
+use crate::transcribe::{TranscribeError, Transcriber, Transcript};
 use crate::wire::transcription::TranscribeOptions;
+
+/// A transcription that hears the audio as it is captured; taken once, when it is awaited.
+pub(super) type LiveTranscription =
+    Arc<std::sync::Mutex<Option<tokio::task::JoinHandle<Result<Transcript, TranscribeError>>>>>;
 
 /// Waits for the session's live transcription to hear the end of what was captured; it saves
 /// the text to history (the session id is the entry id). Answers the saved text, or the
@@ -20,15 +23,14 @@ pub(super) async fn transcribe_and_save(
     transcriber: &Arc<Transcriber>,
     id: Uuid,
     thread: JoinHandle<Vec<f32>>,
-    session: &ActiveDictation,
+    transcription: &LiveTranscription,
 ) -> Result<String, String> {
     // Every sample, kept for a failure: the audio is then written out, so nothing is lost.
     let kept = session::join(thread).await.ok_or_else(|| {
         TranscribeError::internal("capture", "the capture thread stopped unexpectedly")
             .public_message()
     })?;
-    let running = session
-        .transcription
+    let running = transcription
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take();

@@ -4,11 +4,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::discovery::DataDir;
-use crate::store::{Store, preferences};
+use crate::store::preferences;
 
 use super::super::output::print_json;
 use super::super::{CliError, Globals};
+use super::local_store::open_store;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ConfigCommand {
@@ -117,9 +117,4 @@ fn print_one(globals: &Globals, key: &str, value: &preferences::PrefValue) {
     } else {
         println!("{key} = {value}");
     }
-}
-
-pub(super) fn open_store(globals: &Globals) -> Result<Store, CliError> {
-    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
-    dir.open_store().map_err(CliError::local)
 }

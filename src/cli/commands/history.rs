@@ -95,7 +95,7 @@ fn pick_entry(client: &Client, typed: &str) -> Result<uuid::Uuid, CliError> {
 /// Where transcriptions through the API are not saved (the default), the note that says so and
 /// how to change it: otherwise a history that stays empty after many transcriptions puzzles.
 fn api_saving_note(globals: &Globals) -> Option<String> {
-    let store = super::config::open_store(globals).ok()?;
+    let store = super::local_store::open_store(globals).ok()?;
     let pref = &preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY;
     if store.pref_bool(pref).ok()? {
         return None;

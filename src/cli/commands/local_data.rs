@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::super::output::{print_json, print_table_or};
 use super::super::{CliError, Globals};
-use super::config::open_store;
+use super::local_store::open_store;
 use crate::store::Store;
 use crate::wire::{format_uuid, parse_uuid};
 

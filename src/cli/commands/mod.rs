@@ -13,6 +13,7 @@ mod hotkey;
 pub mod listen;
 mod live_text;
 pub mod local_data;
+mod local_store;
 pub mod man;
 pub mod models;
 pub mod open;

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::super::output::{print_answer, print_json, print_table_or};
 use super::super::progress::bytes_bar;
 use super::super::{CliError, Client, Globals};
-use super::config::open_store;
+use super::local_store::open_store;
 use crate::app::model_dir;
 use crate::discovery::DataDir;
 use crate::engine::catalog::{self, find_model};

@@ -10,7 +10,7 @@ use crate::wire::Status;
 
 use super::super::client::Client;
 use super::super::{CliError, Globals};
-use super::config::open_store;
+use super::local_store::open_store;
 
 #[derive(Debug, clap::Args)]
 pub struct OpenArgs {

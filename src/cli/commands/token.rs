@@ -3,7 +3,7 @@
 use crate::discovery::{self, DataDir};
 
 use super::super::{CliError, Globals};
-use super::config::open_store;
+use super::local_store::open_store;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum TokenCommand {

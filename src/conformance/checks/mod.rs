@@ -18,6 +18,7 @@ mod rules;
 mod security;
 mod status;
 mod transcribe;
+mod transcribe_requests;
 mod transcribe_results;
 mod wire;
 

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::transcribe::post_form;
+use super::transcribe_requests::post_form;
 use crate::conformance::context::Exchange;
 use crate::conformance::expect::{Kind, fields};
 use crate::conformance::{Check, Ctx, Needs, Step, skip};

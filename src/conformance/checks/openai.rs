@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::transcribe::{events, form};
+use super::transcribe_requests::{events, form};
 use crate::conformance::context::Exchange;
 use crate::conformance::expect::{Kind, fields};
 use crate::conformance::http::{Body, Request};

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::transcribe::{events, form, post_form, result_fields, wav};
+use super::transcribe_requests::{events, form, post_form, result_fields, wav};
 use crate::conformance::audio::{silence_wav, tone_wav};
 use crate::conformance::context::Exchange;
 use crate::conformance::expect::{Kind, fields};

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::corpus_error::CorpusError;
 use crate::recording::Recording;
 
 /// The `source.tool` of a real recording taken from a package.
@@ -15,34 +16,6 @@ pub const RECORDING_TOOL: &str = "recording";
 
 /// Sample rate of every corpus clip and of the audio the fingerprint and the replay engine take.
 pub const SAMPLE_RATE: u32 = 16_000;
-
-/// A corpus file that could not be read or is not what the corpus expects; names the file.
-#[derive(Debug, thiserror::Error)]
-pub enum CorpusError {
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{}: {message}", path.display())]
-    Invalid { path: PathBuf, message: String },
-}
-
-impl CorpusError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
-        CorpusError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-
-    pub(crate) fn invalid(path: &Path, message: impl Into<String>) -> Self {
-        CorpusError::Invalid {
-            path: path.to_path_buf(),
-            message: message.into(),
-        }
-    }
-}
 
 /// What a clip holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,10 +117,10 @@ pub struct Corpus {
 }
 
 impl Corpus {
-    /// The `corpus/` folder of the source tree this crate was built from.
+    /// The `corpus/` folder of the source tree this crate was built from (the crate is
+    /// `crates/sim`).
     pub fn source_dir() -> PathBuf {
-        let sim = Path::new(env!("CARGO_MANIFEST_DIR"));
-        sim.parent().unwrap_or(sim).join("corpus")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus")
     }
 
     /// Loads `dir/clips.toml`, every clip it lists and every `dir/recordings/*.json`.

@@ -1,6 +1,6 @@
 //! The scenario: devices and their faults, engine latency and failures, models and the app context
 //! of dictation, read from TOML and checked with errors that name the offending key. Every key is
-//! documented in `sim/scenarios/README.md`.
+//! documented in `crates/sim/scenarios/README.md`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use crate::replay::Latency;
 
 mod raw;
 
-/// The scenario used when none is given (`sim/scenarios/default.toml`).
+/// The scenario used when none is given (`crates/sim/scenarios/default.toml`).
 pub const DEFAULT_SCENARIO: &str = include_str!("../scenarios/default.toml");
 
 /// Lowest and highest delivery rates a device accepts.

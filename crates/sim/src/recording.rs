@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::corpus::CorpusError;
+use crate::corpus_error::CorpusError;
 
 /// Everything one model heard in the corpus.
 ///

@@ -16,6 +16,7 @@
 
 pub mod clock;
 pub mod corpus;
+mod corpus_error;
 pub mod device;
 mod features;
 pub mod fingerprint;
@@ -28,7 +29,8 @@ pub mod simulation;
 pub mod wer;
 
 pub use clock::{Clock, RealClock, VirtualClock};
-pub use corpus::{Clip, ClipEntry, ClipKind, ClipSource, Corpus, CorpusError, SAMPLE_RATE};
+pub use corpus::{Clip, ClipEntry, ClipKind, ClipSource, Corpus, SAMPLE_RATE};
+pub use corpus_error::CorpusError;
 pub use device::{
     Capture, Chunk, DeviceError, DeviceKind, Faults, Overrun, OverrunFault, Playback, SimDevice,
 };

@@ -5,7 +5,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::clock::Clock;
-use crate::corpus::{Corpus, CorpusError};
+use crate::corpus::Corpus;
+use crate::corpus_error::CorpusError;
 use crate::device::{DeviceKind, SimDevice};
 use crate::playlist::Playlist;
 use crate::replay::ReplayEngine;

@@ -93,7 +93,7 @@ fn example_values_come_through() {
     assert_eq!(dictation.microphone.after, After::Loop);
     assert_eq!(dictation.microphone.sample_rate, 44_100);
     assert_eq!(dictation.engine.latency, Latency::Fixed(0.3));
-    assert_eq!(dictation.corpus, Some(example("../../corpus")));
+    assert_eq!(dictation.corpus, Some(example("../../../corpus")));
     assert_eq!(dictation.microphone.items[1], Item::Silence(0.75));
 }
 
