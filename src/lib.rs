@@ -7,7 +7,9 @@ pub mod audio; // decoding uploads to 16 kHz mono, resampling
 pub mod backup; // settings backups: the document, its validation, export and the merging import
 pub mod cancel; // a token blocking work polls, cancelled when a request's future is dropped
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
-pub mod conformance; // the conformance kit: the contract's checks run over HTTP against any server
+/// The conformance kit: the contract's checks run over HTTP against any server (its own crate,
+/// which depends on nothing of the server).
+pub use verbatim_conformance as conformance;
 pub mod dictation; // system-wide dictation: state machine and the service driving it
 pub mod discovery; // data folder, discovery file, server lock and API token
 pub mod doctor; // `verbatim doctor`: what dictation needs on this machine, each problem with its fix

@@ -1,12 +1,11 @@
 //! The Engine port, with its adapters `whisper` (whisper-rs), `moonshine` (ONNX Runtime) and `sim`
 //! (the replay engine); `models`
-//! holds the catalog and the weights on disk, `import_ct2` the CTranslate2 importer, `words` the
+//! holds the catalog and the weights on disk, `words` the
 //! engine-neutral assembly of timed words. Engines are blocking; the transcription service runs
 //! them on blocking threads.
 
 pub mod catalog;
 pub mod guard;
-pub mod import_ct2;
 pub mod models;
 #[cfg(feature = "moonshine")]
 pub mod moonshine;

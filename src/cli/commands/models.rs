@@ -13,10 +13,10 @@ use super::local_store::open_store;
 use crate::app::model_dir;
 use crate::discovery::DataDir;
 use crate::engine::catalog::{self, find_model};
-use crate::engine::import_ct2::{ImportOptions, Quantization, import_ct2};
 use crate::engine::models::sha256_file;
 use crate::store::{PrefValue, preferences};
 use crate::wire::{ModelEntry, ModelList};
+use verbatim_ct2_import::{ImportOptions, Quantization, import_ct2};
 
 #[derive(Debug, Default, clap::Subcommand)]
 pub enum ModelsCommand {

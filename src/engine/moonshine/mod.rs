@@ -3,7 +3,7 @@
 //! 30 s, cut at pauses) is decoded greedily on its own and becomes one segment with the chunk's
 //! times; the loop guard checks every chunk and cuts a loop that gets through. `catalog` pins
 //! the models' package files, `install` fetches and unpacks them, `runtime` opens ONNX
-//! Runtime, `ort_format` turns an `.ort` file into ONNX, `model` decodes, `tokenizer` reads
+//! Runtime, the crate `verbatim-ort-format` turns an `.ort` file into ONNX, `model` decodes, `tokenizer` reads
 //! the token texts.
 
 use std::collections::HashMap;
@@ -21,7 +21,6 @@ pub mod catalog;
 mod copies;
 pub mod install;
 mod model;
-pub mod ort_format;
 pub mod runtime;
 pub mod tokenizer;
 

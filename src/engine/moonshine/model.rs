@@ -9,11 +9,11 @@ use ort::session::{RunOptions, Session, SessionInputValue};
 use ort::value::{DynValue, Tensor};
 
 use super::catalog::MoonshineModel;
-use super::ort_format::ROTARY_POSITIONS;
 use super::tokenizer::{END, START, Tokenizer};
 use crate::cancel::Cancel;
 use crate::engine::EngineError;
 use crate::engine::guard;
+use verbatim_ort_format::ROTARY_POSITIONS;
 
 /// Samples per encoder frame (Moonshine's three convolutions stride 64, 3 and 2).
 const ENCODER_STRIDE: usize = 384;
@@ -55,7 +55,7 @@ fn ort_as_onnx(path: &Path) -> Result<Vec<u8>, EngineError> {
         cause,
     };
     let bytes = std::fs::read(path).map_err(|e| load(e.to_string()))?;
-    let converted = super::ort_format::onnx_from_ort(&bytes).map_err(|e| load(e.to_string()))?;
+    let converted = verbatim_ort_format::onnx_from_ort(&bytes).map_err(|e| load(e.to_string()))?;
     tracing::debug!(
         "{}: read as ONNX, {} matrix products by int8 weights, {} norms and {} rotary embeddings \
          fused, {} attention scales moved to the queries",

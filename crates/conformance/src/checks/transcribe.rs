@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::conformance::audio::{silence_wav, tone_wav};
-use crate::conformance::context::Exchange;
-use crate::conformance::http::{Body, Request};
-use crate::conformance::{Check, Ctx, Needs, Step, skip};
+use crate::audio::{silence_wav, tone_wav};
+use crate::context::Exchange;
+use crate::http::{Body, Request};
+use crate::{Check, Ctx, Needs, Step, skip};
 
 use super::transcribe_requests::{post_form, wav};
 
@@ -273,10 +273,7 @@ pub fn checks() -> Vec<Check> {
             |cx| {
                 let path = cx.scratch()?.join("notes.txt");
                 std::fs::write(&path, tone_wav()).map_err(|e| {
-                    crate::conformance::Outcome::Skip(format!(
-                        "cannot write {}: {e}",
-                        path.display()
-                    ))
+                    crate::Outcome::Skip(format!("cannot write {}: {e}", path.display()))
                 })?;
                 local_file(cx, json!({"path": path}))?.error_message(
                     400,

@@ -5,8 +5,8 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::Value;
 
-use crate::conformance::http::Request;
-use crate::conformance::{Check, Ctx, Needs, Step, fail};
+use crate::http::Request;
+use crate::{Check, Ctx, Needs, Step, fail};
 
 const DISCOVERY: &str = "Discovery and authentication";
 

@@ -1,8 +1,8 @@
 //! `GET /v1/status`: public, its fields and their values, and agreement with `/v1/models`.
 
-use crate::conformance::expect::{Kind, fields};
-use crate::conformance::http::Request;
-use crate::conformance::{Check, Needs};
+use crate::expect::{Kind, fields};
+use crate::http::Request;
+use crate::{Check, Needs};
 
 const STATUS: &str = "Status and models";
 

@@ -168,7 +168,6 @@ proptest! {
 
 /// Against the ggml that whisper.cpp is built with: the same bytes as `ggml_quantize_chunk`
 /// (what whisper.cpp's quantizer calls), and the same values back as ggml's `to_float`.
-#[cfg(feature = "whisper")]
 mod against_ggml {
     use proptest::prelude::*;
     use whisper_rs::whisper_rs_sys as sys;

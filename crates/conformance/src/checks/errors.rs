@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::conformance::http::{Body, Request};
-use crate::conformance::{Check, Needs, skip};
+use crate::http::{Body, Request};
+use crate::{Check, Needs, skip};
 
 const ERRORS: &str = "Error object";
 
@@ -95,7 +95,7 @@ pub fn checks() -> Vec<Check> {
                     return skip("an engine is selected on this server");
                 }
                 let body = Body::Bytes {
-                    bytes: crate::conformance::audio::silence_wav(),
+                    bytes: crate::audio::silence_wav(),
                     content_type: "audio/wav".into(),
                     label: "silence.wav".into(),
                 };

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use crate::conformance::http::{Body, Request};
-use crate::conformance::{Check, Ctx, Needs, Step};
+use crate::http::{Body, Request};
+use crate::{Check, Ctx, Needs, Step};
 
 const AUTH: &str = "Discovery and authentication";
 const ERRORS: &str = "Error object";

@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn the_guide_counts_them_right() {
-        let guide = include_str!("../../../docs/conformance.md");
+        let guide = include_str!("../../../../docs/conformance.md");
         let said = format!("`contract.md`: {} checks,", super::all().len());
         assert!(
             guide.contains(&said),

@@ -4,10 +4,10 @@
 use serde_json::{Value, json};
 
 use super::backup::{document, import};
-use crate::conformance::context::Exchange;
-use crate::conformance::expect::{Kind, fields, fresh_uuid, marker};
-use crate::conformance::http::Request;
-use crate::conformance::{Check, Ctx, Needs, Step, skip};
+use crate::context::Exchange;
+use crate::expect::{Kind, fields, fresh_uuid, marker};
+use crate::http::Request;
+use crate::{Check, Ctx, Needs, Step, skip};
 
 const HISTORY: &str = "History";
 

@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use crate::conformance::audio::tone_wav;
-use crate::conformance::context::Exchange;
-use crate::conformance::expect::{Kind, fields};
-use crate::conformance::http::{Body, Request};
-use crate::conformance::{Ctx, Step};
+use crate::audio::tone_wav;
+use crate::context::Exchange;
+use crate::expect::{Kind, fields};
+use crate::http::{Body, Request};
+use crate::{Ctx, Step};
 
 /// A WAV body (`Content-Type: audio/wav`).
 pub fn wav(bytes: Vec<u8>) -> Body {

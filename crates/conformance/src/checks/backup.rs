@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::conformance::context::Exchange;
-use crate::conformance::expect::{Kind, fields, fresh_uuid, marker};
-use crate::conformance::http::{Body, Request};
-use crate::conformance::{Check, Ctx, Needs, Step, skip};
+use crate::context::Exchange;
+use crate::expect::{Kind, fields, fresh_uuid, marker};
+use crate::http::{Body, Request};
+use crate::{Check, Ctx, Needs, Step, skip};
 
 const BACKUP: &str = "Settings backup";
 const SECOND: &str = "Additions (second wave)";

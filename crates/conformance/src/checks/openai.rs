@@ -3,10 +3,10 @@
 use serde_json::Value;
 
 use super::transcribe_requests::{events, form};
-use crate::conformance::context::Exchange;
-use crate::conformance::expect::{Kind, fields};
-use crate::conformance::http::{Body, Request};
-use crate::conformance::{Check, Ctx, Needs, Step};
+use crate::context::Exchange;
+use crate::expect::{Kind, fields};
+use crate::http::{Body, Request};
+use crate::{Check, Ctx, Needs, Step};
 
 const SECOND: &str = "Additions (second wave)";
 

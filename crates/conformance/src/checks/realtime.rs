@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
 
-use crate::conformance::http::{self, Request, Target};
-use crate::conformance::{Check, Ctx, Needs, Step, fail};
+use crate::http::{self, Request, Target};
+use crate::{Check, Ctx, Needs, Step, fail};
 
 const REALTIME: &str = "Additions (third wave)";
 const PATH: &str = "/v1/realtime?intent=transcription";

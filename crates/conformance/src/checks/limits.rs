@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::conformance::http::{Body, Request};
-use crate::conformance::{Check, Ctx, Needs, Step};
+use crate::http::{Body, Request};
+use crate::{Check, Ctx, Needs, Step};
 
 const ERRORS: &str = "Error object";
 const SECOND: &str = "Additions (second wave)";

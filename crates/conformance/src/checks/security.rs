@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::conformance::http::Request;
-use crate::conformance::{Check, Ctx, Needs, Step, skip};
+use crate::http::Request;
+use crate::{Check, Ctx, Needs, Step, skip};
 
 const SECURITY: &str = "Security beyond the spec";
 const FOURTH_WAVE: &str = "Additions (fourth wave)";
@@ -26,7 +26,7 @@ fn status() -> Request {
 }
 
 /// Answers of several kinds: 200, 404, 204 (OPTIONS), 403, 400.
-fn sample_answers(cx: &mut Ctx) -> Step<Vec<crate::conformance::context::Exchange>> {
+fn sample_answers(cx: &mut Ctx) -> Step<Vec<crate::context::Exchange>> {
     Ok(vec![
         cx.send(status())?,
         cx.send(Request::new("GET", "/v1/conformance-kit-nowhere"))?,
@@ -285,7 +285,7 @@ pub fn checks() -> Vec<Check> {
                     &(ip, cx.target.port).into(),
                     Duration::from_secs(2),
                 ) {
-                    Ok(_) => crate::conformance::fail(
+                    Ok(_) => crate::fail(
                         format!("nothing listening on {ip}:{}", cx.target.port),
                         "the connection was accepted",
                     ),

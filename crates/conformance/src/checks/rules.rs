@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use crate::conformance::context::Exchange;
-use crate::conformance::expect::{Kind, fields, fresh_uuid};
-use crate::conformance::http::Request;
-use crate::conformance::{Check, Ctx, Needs, Step, skip};
+use crate::context::Exchange;
+use crate::expect::{Kind, fields, fresh_uuid};
+use crate::http::Request;
+use crate::{Check, Ctx, Needs, Step, skip};
 
 const RULES: &str = "Rules (workflows)";
 

@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::conformance::context::Exchange;
-use crate::conformance::expect::{Kind, fields, fresh_uuid};
-use crate::conformance::http::Request;
-use crate::conformance::{Check, Ctx, Needs, Step, skip};
+use crate::context::Exchange;
+use crate::expect::{Kind, fields, fresh_uuid};
+use crate::http::Request;
+use crate::{Check, Ctx, Needs, Step, skip};
 
 const DICTATION: &str = "Dictation";
 
@@ -78,14 +78,12 @@ pub fn checks() -> Vec<Check> {
                 })?;
                 let ends = ["dictation.completed", "dictation.failed"];
                 let seen = events.until(&session_id, &ends, std::time::Duration::from_secs(10));
-                crate::conformance::events::check_session("dictation", &session_id, seen).or_else(
-                    |wrong| {
-                        crate::conformance::fail(
-                            "the session's live events as the contract's third wave defines them",
-                            wrong,
-                        )
-                    },
-                )
+                crate::events::check_session("dictation", &session_id, seen).or_else(|wrong| {
+                    crate::fail(
+                        "the session's live events as the contract's third wave defines them",
+                        wrong,
+                    )
+                })
             },
         ),
         Check::new(

@@ -5,11 +5,11 @@
 use serde_json::{Value, json};
 
 use super::transcribe_requests::{events, form, post_form, result_fields, wav};
-use crate::conformance::audio::{silence_wav, tone_wav};
-use crate::conformance::context::Exchange;
-use crate::conformance::expect::{Kind, fields};
-use crate::conformance::http::{Body, Request};
-use crate::conformance::{Check, Ctx, Needs, Step};
+use crate::audio::{silence_wav, tone_wav};
+use crate::context::Exchange;
+use crate::expect::{Kind, fields};
+use crate::http::{Body, Request};
+use crate::{Check, Ctx, Needs, Step};
 
 const TRANSCRIPTION: &str = "Transcription";
 const SECOND: &str = "Additions (second wave)";
@@ -345,10 +345,7 @@ pub fn checks() -> Vec<Check> {
                 cx.may_transcribe()?;
                 let path = cx.scratch()?.join("clip.wav");
                 std::fs::write(&path, tone_wav()).map_err(|e| {
-                    crate::conformance::Outcome::Skip(format!(
-                        "cannot write {}: {e}",
-                        path.display()
-                    ))
+                    crate::Outcome::Skip(format!("cannot write {}: {e}", path.display()))
                 })?;
                 let ex = cx.send(
                     Request::new("POST", "/v1/transcribe/local-file")

@@ -254,7 +254,7 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::Failure;
+    use crate::Failure;
 
     fn report() -> Report {
         let result = |id, outcome| CheckResult {

@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::conformance::expect::{find_null, fresh_uuid, is_timestamp, is_upper_uuid};
-use crate::conformance::http::Request;
-use crate::conformance::{Check, Ctx, Needs, Step, skip};
+use crate::expect::{find_null, fresh_uuid, is_timestamp, is_upper_uuid};
+use crate::http::Request;
+use crate::{Check, Ctx, Needs, Step, skip};
 
 const WIRE: &str = "Wire conventions";
 const SECOND: &str = "Additions (second wave)";
@@ -285,8 +285,7 @@ fn head_like_get(cx: &mut Ctx, path: &str) -> Step {
             head.response.body.len()
         ),
     )?;
-    let kind =
-        |ex: &crate::conformance::context::Exchange| ex.header("content-type").map(str::to_string);
+    let kind = |ex: &crate::context::Exchange| ex.header("content-type").map(str::to_string);
     head.ensure(
         kind(&head) == kind(&get),
         format!("Content-Type {:?} as GET", kind(&get)),

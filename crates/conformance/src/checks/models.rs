@@ -5,9 +5,9 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::transcribe_requests::post_form;
-use crate::conformance::context::Exchange;
-use crate::conformance::expect::{Kind, fields};
-use crate::conformance::{Check, Ctx, Needs, Step, skip};
+use crate::context::Exchange;
+use crate::expect::{Kind, fields};
+use crate::{Check, Ctx, Needs, Step, skip};
 
 const MODELS: &str = "Status and models";
 const THIRD_WAVE: &str = "Additions (third wave)";
