@@ -45,8 +45,8 @@ pub fn run(globals: &Globals, command: CorpusCommand) -> Result<(), CliError> {
 /// The real engine's output for every clip of `corpus` with `model`, through the same
 /// transcription path as the server's (with an empty dictionary and no post-processing).
 pub fn record(globals: &Globals, corpus: &Corpus, model: &str) -> Result<Recording, CliError> {
-    let spec =
-        find_model(model).ok_or_else(|| CliError::Local(super::models::unknown_model(model)))?;
+    let spec = find_model(model)
+        .ok_or_else(|| CliError::Local(super::model_selection::unknown_model(model)))?;
     let engine = real_engine(globals, spec.engine)?;
     let mut recording = Recording::new(engine.id(), spec.id);
     // A settings store of its own: nothing of the user's dictionary touches the recording.

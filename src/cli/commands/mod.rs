@@ -15,6 +15,8 @@ mod live_text;
 pub mod local_data;
 mod local_store;
 pub mod man;
+mod model_import;
+mod model_selection;
 pub mod models;
 pub mod open;
 mod pick;

@@ -10,13 +10,13 @@ use super::super::output::{print_answer, print_json, print_table_or};
 use super::super::progress::bytes_bar;
 use super::super::{CliError, Client, Globals};
 use super::local_store::open_store;
+use super::model_import::{self, Quantize};
+use super::model_selection::{known, selected, store_selection};
 use crate::app::model_dir;
 use crate::discovery::DataDir;
-use crate::engine::catalog::{self, find_model};
-use crate::engine::models::sha256_file;
-use crate::store::{PrefValue, preferences};
+use crate::engine::catalog;
 use crate::wire::{ModelEntry, ModelList};
-use verbatim_ct2_import::{ImportOptions, Quantization, import_ct2};
+use verbatim_ct2_import::Quantization;
 
 #[derive(Debug, Default, clap::Subcommand)]
 pub enum ModelsCommand {
@@ -65,26 +65,6 @@ pub enum ModelsCommand {
     },
 }
 
-/// The `--quantize` types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Quantize {
-    /// 8-bit blocks: about 55% of the f16 size.
-    #[value(name = "q8_0")]
-    Q8_0,
-    /// 5-bit blocks with a minimum: about 40% of the f16 size.
-    #[value(name = "q5_1")]
-    Q5_1,
-}
-
-impl From<Quantize> for Quantization {
-    fn from(q: Quantize) -> Quantization {
-        match q {
-            Quantize::Q8_0 => Quantization::Q8_0,
-            Quantize::Q5_1 => Quantization::Q5_1,
-        }
-    }
-}
-
 pub fn run(globals: &Globals, command: Option<ModelsCommand>) -> Result<(), CliError> {
     match command.unwrap_or_default() {
         ModelsCommand::List => list(globals),
@@ -92,65 +72,13 @@ pub fn run(globals: &Globals, command: Option<ModelsCommand>) -> Result<(), CliE
         ModelsCommand::Download { id } => download(globals, &id),
         ModelsCommand::ImportCt2 { dir, id, quantize } => {
             let quantization = quantize.map_or(Quantization::F16, Quantization::from);
-            import(globals, &dir, id.as_deref(), quantization)
+            model_import::import(globals, &dir, id.as_deref(), quantization)
         }
-        ModelsCommand::Import { file, id } => import_ggml(globals, &file, id.as_deref()),
+        ModelsCommand::Import { file, id } => {
+            model_import::import_ggml(globals, &file, id.as_deref())
+        }
         ModelsCommand::Remove { id, force } => remove(globals, &id, force),
     }
-}
-
-/// The model `id` names, or an error that suggests the id closest to it.
-pub fn known(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
-    find_model(id).ok_or_else(|| CliError::Local(unknown_model(id)))
-}
-
-/// "Unknown model 'tiny-en'. Did you mean 'tiny.en'? …": the closest id first, then every one.
-pub fn unknown_model(id: &str) -> String {
-    let suggestion = catalog::closest_model(id)
-        .map(|meant| format!(" Did you mean '{meant}'?"))
-        .unwrap_or_default();
-    format!(
-        "Unknown model '{id}'.{suggestion} Known models: {}",
-        catalog::all_models()
-            .map(|m| m.id)
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
-}
-
-/// A whisper model (what a CTranslate2 conversion installs).
-fn known_whisper(id: &str) -> Result<&'static crate::engine::ModelSpec, CliError> {
-    let spec = known(id)?;
-    crate::engine::models::whisper_model(spec.id).ok_or_else(|| {
-        CliError::Local(format!(
-            "'{id}' is a {} model; import-ct2 installs whisper models",
-            spec.engine
-        ))
-    })
-}
-
-/// The selected model's id, as stored.
-fn selected(store: &crate::store::Store) -> Result<String, CliError> {
-    store
-        .pref_text(&preferences::SELECTED_MODEL)
-        .map_err(CliError::local)
-}
-
-/// Stores `spec` and its engine as the selection.
-fn store_selection(
-    store: &crate::store::Store,
-    spec: &crate::engine::ModelSpec,
-) -> Result<(), CliError> {
-    let engine = PrefValue::Text(spec.engine.into());
-    store
-        .set_pref(&preferences::SELECTED_ENGINE, &engine)
-        .and_then(|_| {
-            store.set_pref(
-                &preferences::SELECTED_MODEL,
-                &PrefValue::Text(spec.id.into()),
-            )
-        })
-        .map_err(CliError::local)
 }
 
 /// `models select ID` (and `config set selectedModel ID`): only an installed model; otherwise
@@ -198,184 +126,6 @@ fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
         print_json(&json!({"id": spec.id, "path": path}));
     } else {
         println!("Downloaded {} to {}", spec.id, path.display());
-    }
-    Ok(())
-}
-
-fn import(
-    globals: &Globals,
-    source: &std::path::Path,
-    id: Option<&str>,
-    quantization: Quantization,
-) -> Result<(), CliError> {
-    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
-    dir.ensure().map_err(CliError::local)?;
-    let models = model_dir(&dir);
-    let requested = id.map(known_whisper).transpose()?;
-    let staging = models
-        .path()
-        .join(format!(".import-{}.part", crate::files::random_suffix()));
-    std::fs::create_dir_all(models.path()).map_err(CliError::local)?;
-    let bar = bytes_bar(format!("Converting {}", source.display()));
-    let options = ImportOptions { quantization };
-    let report = import_ct2(source, &staging, &options, &mut |done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    });
-    bar.finish_and_clear();
-    let report = report.map_err(CliError::local)?;
-    let quantized = match quantization {
-        Quantization::F16 => String::new(),
-        q => format!("-{}", q.name()),
-    };
-    let derived = format!(
-        "{}{}{quantized}",
-        report.size_name,
-        if report.multilingual { "" } else { ".en" },
-    );
-    let spec = match requested {
-        Some(spec) => spec,
-        None => match known_whisper(&derived) {
-            Ok(spec) => spec,
-            Err(e) => {
-                let _ = std::fs::remove_file(&staging);
-                return Err(e);
-            }
-        },
-    };
-    let installed = sha256_file(&staging).and_then(|sha| {
-        models.install(
-            spec,
-            &staging,
-            &sha,
-            &format!("import-ct2 {} ({})", source.display(), quantization.name()),
-        )
-    });
-    if let Err(e) = installed {
-        let _ = std::fs::remove_file(&staging);
-        return Err(CliError::Local(format!(
-            "cannot install the converted model: {e}"
-        )));
-    }
-    let path = models.weights_path(spec);
-    let selection = select_if_none(globals, spec)?;
-    if globals.json {
-        print_json(
-            &json!({"id": spec.id, "path": path, "bytes": report.bytes_written, "selected": selection.selected}),
-        );
-    } else {
-        println!(
-            "Installed {} at {} ({} bytes)",
-            spec.id,
-            path.display(),
-            report.bytes_written
-        );
-        println!("{}", selection.note);
-    }
-    Ok(())
-}
-
-/// What installing a model did to the selection.
-struct Selection {
-    selected: bool,
-    note: String,
-}
-
-/// Selects `spec` when no installed model is selected; otherwise says how to select it.
-fn select_if_none(
-    globals: &Globals,
-    spec: &'static crate::engine::ModelSpec,
-) -> Result<Selection, CliError> {
-    let store = open_store(globals)?;
-    let current = selected(&store)?;
-    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
-    let current_installed =
-        find_model(&current).is_some_and(|m| catalog::is_installed(&model_dir(&dir), m));
-    if current == spec.id {
-        return Ok(Selection {
-            selected: true,
-            note: format!("{} is the selected model.", spec.id),
-        });
-    }
-    if current_installed {
-        return Ok(Selection {
-            selected: false,
-            note: format!(
-                "{current} stays selected; to use {} instead: verbatim models select {}",
-                spec.id, spec.id
-            ),
-        });
-    }
-    store_selection(&store, spec)?;
-    Ok(Selection {
-        selected: true,
-        note: format!("Selected {} (no installed model was selected).", spec.id),
-    })
-}
-
-/// `models import FILE [--id ID]`: a whisper.cpp ggml file installed as the model its header
-/// names, copied through a temporary file in the models folder and checked on the way.
-fn import_ggml(
-    globals: &Globals,
-    file: &std::path::Path,
-    id: Option<&str>,
-) -> Result<(), CliError> {
-    let header = crate::engine::models::GgmlHeader::read(file).map_err(|problem| {
-        CliError::Local(format!("Cannot import {}: {problem}.", file.display()))
-    })?;
-    let spec = match (id, header.model_id()) {
-        (Some(id), Some(named)) if known_whisper(id)?.id != named => {
-            return Err(CliError::Local(format!(
-                "{} is {named} by its header, not {id}: import it without --id, or as --id {named}",
-                file.display()
-            )));
-        }
-        (Some(id), _) => known_whisper(id)?,
-        (None, Some(named)) => known_whisper(&named)?,
-        (None, None) => {
-            return Err(CliError::Local(format!(
-                "{} is a Whisper model of a shape or weight type the catalog does not name: give its id with --id",
-                file.display()
-            )));
-        }
-    };
-    let dir = DataDir::resolve(globals.dev).map_err(CliError::local)?;
-    dir.ensure().map_err(CliError::local)?;
-    let models = model_dir(&dir);
-    std::fs::create_dir_all(models.path()).map_err(CliError::local)?;
-    let staging = models
-        .path()
-        .join(format!(".import-{}.part", crate::files::random_suffix()));
-    let copied = std::fs::copy(file, &staging)
-        .and_then(|bytes| sha256_file(&staging).map(|sha| (bytes, sha)))
-        .and_then(|(bytes, sha)| {
-            models
-                .install(spec, &staging, &sha, &format!("import {}", file.display()))
-                .map(|()| bytes)
-        });
-    let bytes = match copied {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            let _ = std::fs::remove_file(&staging);
-            return Err(CliError::Local(format!(
-                "cannot install {}: {e}",
-                file.display()
-            )));
-        }
-    };
-    let path = models.weights_path(spec);
-    let selection = select_if_none(globals, spec)?;
-    if globals.json {
-        print_json(
-            &json!({"id": spec.id, "path": path, "bytes": bytes, "selected": selection.selected}),
-        );
-    } else {
-        println!(
-            "Installed {} at {} ({bytes} bytes)",
-            spec.id,
-            path.display()
-        );
-        println!("{}", selection.note);
     }
     Ok(())
 }
