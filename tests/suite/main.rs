@@ -43,6 +43,7 @@ mod loop_guard;
 mod moonshine;
 mod multilingual;
 mod openai_api;
+mod ort_format;
 mod real_capture;
 mod real_sessions;
 mod realtime;
