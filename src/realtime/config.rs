@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::turns::TurnDetection;
+use super::detection::TurnDetection;
 
 /// Input sample rates the session takes (PCM16 mono): OpenAI's 24 kHz, and 16 kHz.
 pub const RATES: [u32; 2] = [24_000, 16_000];

@@ -5,6 +5,7 @@
 //! events' JSON, its configuration, its audio and the transcription of its turns.
 
 pub mod config;
+pub mod detection;
 pub mod events;
 pub mod session;
 pub mod transcribe;
