@@ -19,16 +19,18 @@ use language::Requested;
 
 mod callbacks;
 mod context;
+mod decode;
 mod language;
 mod log;
+mod pass;
 mod recovery;
 mod run;
 mod tokens;
 mod window;
 mod workers;
 
+pub use pass::Retries;
 pub use recovery::{Recovery, Retry};
-pub use run::Retries;
 pub use window::{DEFAULT_FLOOR_FRAMES, EncoderWindow, FULL_WINDOW_FRAMES, WINDOW_STEP_FRAMES};
 
 pub const ENGINE_ID: &str = "whisper";
@@ -270,7 +272,7 @@ impl Engine for WhisperEngine {
         };
         let decoders = self.decoders(&loaded, request.words)?;
         let mut state = decoders.state(&decoders.idle)?;
-        let settings = run::Settings {
+        let settings = pass::Settings {
             language,
             threads,
             workers: self.workers,
@@ -293,7 +295,7 @@ impl Engine for WhisperEngine {
             aligned: decoders.aligns,
             reading: tokens::Reading {
                 first_special: decoders.context.token_eot(),
-                temperature: run::TEMPERATURE,
+                temperature: pass::TEMPERATURE,
                 words: request.words,
             },
             said_before: said_before(&decoders.context, request)?,
@@ -322,7 +324,7 @@ const MOST_SAID_TOKENS: usize = 96;
 fn said_before(
     context: &WhisperContext,
     request: &EngineRequest<'_>,
-) -> Result<Option<run::Said>, EngineError> {
+) -> Result<Option<pass::Said>, EngineError> {
     let Some(said) = request.said_before.as_ref() else {
         return Ok(None);
     };
@@ -340,7 +342,7 @@ fn said_before(
     if tokens.len() > MOST_SAID_TOKENS {
         tokens.clear();
     }
-    Ok(Some(run::Said {
+    Ok(Some(pass::Said {
         text: text.to_string(),
         tokens,
         seconds: said.samples as f64 / 16_000.0,

@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::super::{EngineError, EngineOutput, EngineRequest, Segment};
 use super::context::Decoders;
+use super::decode::in_timeline;
 use super::lock;
-use super::run::{Chunk, Retries, Settings, hear_chunk, in_timeline};
+use super::pass::{Chunk, Retries, Settings};
+use super::run::hear_chunk;
 use whisper_rs::WhisperState;
 
 /// The request's output, and what it cost in retries. `decoders`: the context `state` belongs
