@@ -6,9 +6,11 @@
 pub mod corrections;
 mod error;
 mod job;
+mod listening;
 pub mod locale;
 mod models;
 pub mod numbers;
+mod planned;
 mod post;
 mod queue;
 mod readable;
@@ -23,11 +25,12 @@ mod words;
 
 pub use error::TranscribeError;
 pub use job::{Audio, Caller, Dictated, Job, LiveAudio, StageTimes, TimedText, Transcript};
+pub use planned::Planned;
 pub use post::PostProcessing;
 pub use queue::DEFAULT_QUEUE;
 pub use residency::{SWEEP_INTERVAL, Unloaded};
 pub use resolve::{Resolved, Untranslatable, download_base_url, language_choice};
 #[cfg(test)]
 pub(crate) use run::testing;
-pub use run::{Planned, Progress, ProgressSink, Transcriber, TranscriberParts};
+pub use run::{Progress, ProgressSink, Transcriber, TranscriberParts};
 pub use speech::MIN_PROVISIONAL_SAMPLES;

@@ -4,60 +4,17 @@
 //! the decode and the engine), post-processing and the history policy.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::job::round_ms;
-use super::queue::{Queue, Slot};
-use super::readable::readable;
+use super::queue::Queue;
 use super::residency::{Residency, SWEEP_INTERVAL, Unloaded};
-use super::resolve::{Engines, Resolved, check, language_choice};
-use super::speech::{EngineCall, EngineSink, HeldSlot, Listened, Listener, LiveSlots};
-use super::{
-    Audio, Caller, Job, PostProcessing, StageTimes, TimedText, TranscribeError, Transcript,
-};
-use crate::audio::decode::{DecodeError, decode_into, open_regular};
-use crate::audio::vad::MAX_CHUNK_SAMPLES;
-use crate::cancel::Cancel;
+use super::resolve::{Engines, Resolved};
+use super::{Job, TimedText, TranscribeError, Transcript};
+use crate::engine::Engine;
 use crate::engine::models::Downloads;
 use crate::engine::models::ModelDir;
-use crate::engine::{Engine, EngineOutput, LanguageChoice, Task};
-use crate::store::{NewHistoryEntry, Store, StoreError, preferences};
-use crate::wire::transcription::TranscribeOptions;
-
-/// Samples per second of the audio the engines take.
-const SAMPLE_RATE: f64 = 16_000.0;
-
-/// Hears live audio block by block until its senders are gone; whenever every block captured
-/// so far is heard, the open chunk may be heard provisionally, the blocks that come meanwhile
-/// heard beside that pass ([`Listener::provisional`]). An empty block means the capture failed:
-/// what it heard is abandoned.
-fn hear_live(
-    blocks: &std::sync::mpsc::Receiver<Vec<f32>>,
-    listener: &mut Listener,
-    cancel: &Cancel,
-) {
-    use std::sync::mpsc::TryRecvError;
-    loop {
-        let block = match blocks.try_recv() {
-            Ok(block) => block,
-            Err(TryRecvError::Empty) => {
-                listener.provisional(Some(blocks));
-                match blocks.recv() {
-                    Ok(block) => block,
-                    Err(_) => return,
-                }
-            }
-            Err(TryRecvError::Disconnected) => return,
-        };
-        if block.is_empty() {
-            cancel.cancel();
-        }
-        if !listener.hear(&block) {
-            return;
-        }
-    }
-}
+use crate::store::{Store, StoreError};
 
 /// What a transcription reports while it runs (times in seconds of the audio's timeline).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,36 +50,18 @@ pub struct TranscriberParts {
 
 /// The one transcription path.
 pub struct Transcriber {
-    engines: Engines,
-    store: Arc<Store>,
-    models: ModelDir,
-    downloads: Downloads,
-    queue: Arc<Queue>,
-    residency: Arc<Residency>,
+    pub(super) engines: Engines,
+    pub(super) store: Arc<Store>,
+    pub(super) models: ModelDir,
+    pub(super) downloads: Downloads,
+    pub(super) queue: Arc<Queue>,
+    pub(super) residency: Arc<Residency>,
     /// The language the last live transcription on each model settled on (no language given):
     /// the next one's provisional passes start from it rather than detect it.
-    live_languages: Arc<Mutex<HashMap<&'static str, String>>>,
+    pub(super) live_languages: Arc<Mutex<HashMap<&'static str, String>>>,
     /// The desktop session's language ([`super::locale`]): the guess before any live
     /// transcription on a model has settled one.
-    session_language: Option<String>,
-}
-
-/// How a job takes the engine: one slot for the whole audio, or one per chunk (live audio).
-enum Slots {
-    Held(Slot),
-    PerChunk(LiveSlots),
-}
-
-/// A job that passed every check that needs no audio; [`Planned::run`] transcribes the audio.
-pub struct Planned {
-    transcriber: Arc<Transcriber>,
-    resolved: Resolved,
-    options: TranscribeOptions,
-    caller: Caller,
-    post: PostProcessing,
-    save_api_history: bool,
-    /// Voice activity detection before the engine (the option, else the preference).
-    vad: bool,
+    pub(super) session_language: Option<String>,
 }
 
 impl Transcriber {
@@ -238,394 +177,6 @@ impl Transcriber {
             .run(job.audio)
             .await
     }
-
-    /// Everything before the audio: options, engine and model, language codes, translation,
-    /// weights (a model without them passes when `await_download`), the dictionary.
-    pub async fn plan(
-        self: &Arc<Self>,
-        options: TranscribeOptions,
-        await_download: bool,
-        caller: Caller,
-    ) -> Result<Planned, TranscribeError> {
-        let transcriber = self.clone();
-        blocking("planning the transcription", move || {
-            transcriber.plan_now(options, await_download, caller)
-        })
-        .await
-    }
-
-    fn plan_now(
-        self: Arc<Self>,
-        mut options: TranscribeOptions,
-        await_download: bool,
-        caller: Caller,
-    ) -> Result<Planned, TranscribeError> {
-        options.validate()?;
-        let resolved = self.engines.resolve(
-            &self.store,
-            options.engine.as_deref(),
-            options.model.as_deref(),
-        )?;
-        check(
-            &resolved,
-            &self.engines,
-            &mut options,
-            await_download,
-            caller.untranslatable(),
-        )?;
-        let post = match caller {
-            Caller::Corpus => PostProcessing::default(),
-            Caller::Dictation(_) => PostProcessing::from_store(&self.store, true)?,
-            Caller::Api | Caller::Recorder | Caller::Stream { .. } => {
-                PostProcessing::from_store(&self.store, false)?
-            }
-        };
-        let save_api_history = matches!(caller, Caller::Api)
-            && self
-                .store
-                .pref_bool(&preferences::SAVE_API_TRANSCRIPTIONS_TO_HISTORY)?;
-        let vad = match options.vad {
-            Some(vad) => vad,
-            None => self
-                .store
-                .pref_bool(&preferences::VOICE_ACTIVITY_DETECTION)?,
-        };
-        Ok(Planned {
-            transcriber: self,
-            resolved,
-            options,
-            caller,
-            post,
-            save_api_history,
-            vad,
-        })
-    }
-
-    /// Fetches the weights of `resolved`'s model, sharing a download already running.
-    async fn download(&self, resolved: &Resolved) -> Result<(), TranscribeError> {
-        self.fetch(resolved.engine.clone(), resolved.offer.spec)
-            .await
-    }
-}
-
-impl Planned {
-    /// The engine and model the job runs on.
-    pub fn resolved(&self) -> &Resolved {
-        &self.resolved
-    }
-
-    /// Loads the job's model in the background now, so that its first engine call does not
-    /// wait for the weights (live audio: while the person begins to speak; from a cold disk,
-    /// tiny.en took 1.5 s). A failure is left for that call to report.
-    pub fn preload_model(&self) {
-        if !self.resolved.offer.downloaded {
-            return;
-        }
-        let engine = self.resolved.engine.clone();
-        let model = self.resolved.offer.spec.id;
-        let residency = self.transcriber.residency.clone();
-        tokio::task::spawn_blocking(move || {
-            let _in_use = residency.begin(engine.id(), model);
-            if let Err(err) = engine.preload(model) {
-                tracing::debug!(model, %err, "the model could not be loaded ahead");
-            }
-        });
-    }
-
-    /// Transcribes `audio`, first waiting for the model's download when the plan allowed that.
-    pub async fn run(self, audio: Audio) -> Result<Transcript, TranscribeError> {
-        self.run_streaming(audio, None).await
-    }
-
-    /// [`Planned::run`], reporting to `on_segments` as it goes: each chunk's segments as soon
-    /// as the engine has them (before the transcript is post-processed) and, for live audio,
-    /// speech starting, chunks committed and provisional text.
-    pub async fn run_streaming(
-        mut self,
-        audio: Audio,
-        on_segments: Option<ProgressSink>,
-    ) -> Result<Transcript, TranscribeError> {
-        if !self.resolved.offer.downloaded {
-            self.transcriber.download(&self.resolved).await?;
-            let planned = self
-                .transcriber
-                .plan(self.options, false, self.caller)
-                .await?;
-            self = planned;
-        }
-        let cancel = Cancel::new();
-        let _cancel_when_dropped = cancel.cancel_on_drop();
-        let queued = Instant::now();
-        let slot = match &audio {
-            Audio::Samples(samples) if samples.is_empty() => None,
-            // Each chunk takes the engine for itself as it comes.
-            Audio::Live(_) => Some(Slots::PerChunk(LiveSlots {
-                queue: self.transcriber.queue.clone(),
-                runtime: tokio::runtime::Handle::current(),
-            })),
-            // A clip of at most one window (a realtime turn) holds the engine for a few seconds'
-            // decoding: with others waiting, it may share a slot.
-            Audio::Samples(samples) if samples.len() <= MAX_CHUNK_SAMPLES => {
-                let at_once = self.resolved.engine.chunks_at_once();
-                Some(Slots::Held(
-                    self.transcriber.queue.acquire_share(at_once).await?,
-                ))
-            }
-            _ => Some(Slots::Held(self.transcriber.queue.acquire().await?)),
-        };
-        let queue = queued.elapsed();
-        let calls_at_once = match &slot {
-            Some(Slots::Held(slot)) => slot.calls_at_once(),
-            _ => 1,
-        };
-        let (output, samples, stages) = match slot {
-            Some(slots) => self.listen(audio, slots, cancel, on_segments).await?,
-            None => (EngineOutput::default(), 0, StageTimes::default()),
-        };
-        let reported = output.processing_time;
-        let post_started = Instant::now();
-        let mut transcript = self.finish(output, samples as f64 / SAMPLE_RATE);
-        transcript.stages = StageTimes {
-            queue,
-            post: post_started.elapsed(),
-            ..stages
-        };
-        transcript.processing_time =
-            round_ms(reported.unwrap_or(transcript.stages.busy().as_secs_f64()));
-        tracing::debug!(
-            seconds = transcript.duration,
-            queue_ms = queue.as_millis() as u64,
-            engine_ms = transcript.stages.engine.as_millis() as u64,
-            calls_at_once,
-            "transcribed"
-        );
-        self.save(transcript).await
-    }
-
-    /// Decodes `audio` and hands it, as it comes, to voice activity detection and the engine,
-    /// on a blocking thread that keeps `slot` to the end (even when the request is gone: then
-    /// `cancel` stops the decode at its next packet and the engine at its next step). Gives
-    /// the output, the samples heard and the time of each stage.
-    async fn listen(
-        &self,
-        audio: Audio,
-        slots: Slots,
-        cancel: Cancel,
-        on_segments: Option<ProgressSink>,
-    ) -> Result<(EngineOutput, usize, StageTimes), TranscribeError> {
-        let call = EngineCall {
-            engine: self.resolved.engine.clone(),
-            model: self.resolved.offer.spec,
-            vad: self.vad,
-            language: language_choice(&self.options),
-            task: self.options.task.unwrap_or(Task::Transcribe),
-            initial_prompt: self.post.initial_prompt(self.options.prompt.as_deref()),
-            words: self.options.wants_words(),
-            cancel: cancel.clone(),
-            live: None,
-            held: None,
-            language_guess: None,
-        };
-        let live_languages = self.transcriber.live_languages.clone();
-        let guess_language = matches!(slots, Slots::PerChunk(_))
-            && !matches!(call.language, LanguageChoice::Exact(_));
-        let spec = self.resolved.offer.spec;
-        let session_language = self
-            .transcriber
-            .session_language
-            .clone()
-            .filter(|code| guess_language && spec.multilingual() && spec.knows_language(code));
-        let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
-        let on_segments = on_segments.map(|mut sink| {
-            let (post, options) = (self.post.clone(), self.options.clone());
-            let sink: EngineSink = Box::new(move |listened| {
-                let timed = |segments: &[_], language| -> Vec<TimedText> {
-                    readable(segments, timed_finely)
-                        .iter()
-                        .map(|s| {
-                            TimedText::from_segment(s, |t| {
-                                post_process(&post, &options, language, t)
-                            })
-                        })
-                        .collect()
-                };
-                match listened {
-                    Listened::Segments(segments, language) => {
-                        sink(Progress::Segments(&timed(segments, language)))
-                    }
-                    Listened::SpeechStarted { at } => sink(Progress::SpeechStarted { at }),
-                    Listened::Committed {
-                        start,
-                        end,
-                        goes_on,
-                    } => sink(Progress::Committed {
-                        start,
-                        end,
-                        goes_on,
-                    }),
-                    Listened::Tentative(segments, language) => {
-                        let texts: Vec<String> = timed(segments, language)
-                            .into_iter()
-                            .map(|t| t.text.trim().to_owned())
-                            .filter(|t| !t.is_empty())
-                            .collect();
-                        sink(Progress::Tentative(&texts.join(" ")))
-                    }
-                }
-            });
-            sink
-        });
-        let engine_id = self.resolved.engine.id();
-        let residency = self.transcriber.residency.clone();
-        let model_id = self.resolved.offer.spec.id;
-        let queue = self.transcriber.queue.clone();
-        let runtime = tokio::runtime::Handle::current();
-        blocking("the engine stopped", move || {
-            let (held, live) = match slots {
-                Slots::Held(slot) => (Some(slot), None),
-                Slots::PerChunk(live) => (None, Some(live)),
-            };
-            let held = held.map(|slot| HeldSlot {
-                slot: Some(slot),
-                queue: queue.clone(),
-                runtime: runtime.clone(),
-            });
-            // The language the last live transcription settled on, else the session's; a
-            // guess outside the request's shortlist is no guess.
-            let language_guess = guess_language
-                .then(|| lock(&live_languages).get(model_id).cloned())
-                .flatten()
-                .or(session_language)
-                .filter(|guess| match &call.language {
-                    LanguageChoice::Shortlist(codes) => {
-                        codes.iter().any(|c| c.eq_ignore_ascii_case(guess))
-                    }
-                    _ => true,
-                });
-            let call = EngineCall {
-                live,
-                held,
-                language_guess,
-                ..call
-            };
-            let _in_use = residency.begin(engine_id, model_id);
-            let started = Instant::now();
-            let mut listener = Listener::new(call, on_segments);
-            let decoded = match audio {
-                Audio::Samples(samples) => {
-                    listener.hear(&samples);
-                    Ok(())
-                }
-                Audio::Live(live) => {
-                    listener.stop_provisional_on(live.stopping);
-                    hear_live(&live.blocks, &mut listener, &cancel);
-                    Ok(())
-                }
-                Audio::File { path, hint } => open_regular(&path)
-                    .map_err(DecodeError::Io)
-                    .and_then(|file| decode_into(file, hint.as_deref(), &cancel, &mut listener))
-                    .map(drop),
-                Audio::Opened { file, hint } => {
-                    decode_into(file, hint.as_deref(), &cancel, &mut listener).map(drop)
-                }
-            };
-            let engine_failed = listener.failed();
-            if let (Err(err), false) = (decoded, engine_failed) {
-                return Err(audio_error(err));
-            }
-            let heard = listener.finish();
-            let output = heard
-                .output
-                .map_err(|e| TranscribeError::from_engine(e, engine_id))?;
-            if let (true, Some(language)) = (guess_language, &output.language) {
-                lock(&live_languages).insert(model_id, language.clone());
-            }
-            let stages = StageTimes {
-                decode: started.elapsed().saturating_sub(heard.vad + heard.engine),
-                vad: heard.vad,
-                engine: heard.engine,
-                ..StageTimes::default()
-            };
-            Ok((output, heard.samples, stages))
-        })
-        .await
-    }
-
-    /// Post-processes the engine's output into a transcript (the caller fills in the stage
-    /// times and the processing time).
-    fn finish(&self, output: EngineOutput, duration: f64) -> Transcript {
-        let language = output.language.as_deref();
-        let finish = |text: &str| post_process(&self.post, &self.options, language, text);
-        let timed_finely = self.resolved.offer.spec.capabilities.word_timestamps;
-        let segments = readable(&output.segments, timed_finely)
-            .iter()
-            .map(|s| TimedText::from_segment(s, finish))
-            .collect();
-        Transcript {
-            text: finish(&output.text),
-            raw_text: output.text,
-            language: output.language,
-            duration: round_ms(duration),
-            processing_time: 0.0,
-            engine: self.resolved.engine.id().into(),
-            model: self.resolved.offer.spec.id,
-            segments,
-            stages: StageTimes::default(),
-        }
-    }
-
-    /// The history policy of the job's caller. An API transcription that heard nothing is not
-    /// kept; a dictation always is, empty or not (the contract: a session id is also its
-    /// history entry id, so a finished session stays readable).
-    async fn save(self, mut transcript: Transcript) -> Result<Transcript, TranscribeError> {
-        if transcript.text.trim().is_empty()
-            && matches!(self.caller, Caller::Api | Caller::Stream { .. })
-        {
-            return Ok(transcript);
-        }
-        let mut entry = NewHistoryEntry {
-            text: transcript.text.clone(),
-            raw_text: transcript.raw_text.clone(),
-            duration: transcript.duration,
-            language: transcript.language.clone(),
-            engine: transcript.engine.clone(),
-            model: Some(transcript.model.into()),
-            ..NewHistoryEntry::default()
-        };
-        match &self.caller {
-            Caller::Api if self.save_api_history => {}
-            Caller::Stream { save: true } => entry.text = entry.text.trim().to_string(),
-            Caller::Dictation(dictated) => {
-                entry.id = Some(dictated.id);
-                entry.text = entry.text.trim().to_string();
-                entry.timestamp = Some(dictated.started_at);
-                entry.app_name = dictated.app_name.clone();
-                entry.app_bundle_id = dictated.app_bundle_id.clone();
-                entry.app_url = dictated.app_url.clone();
-            }
-            _ => return Ok(transcript),
-        }
-        let store = self.transcriber.store.clone();
-        let saved = blocking("saving the transcript stopped", move || {
-            Ok(store.insert_history(&entry)?)
-        })
-        .await?;
-        transcript.text = saved.text;
-        Ok(transcript)
-    }
-}
-
-/// `text` through the request's post-processing; numbers are written as digits in English
-/// (what an English-only model or a translation produces, or the language heard).
-fn post_process(
-    post: &PostProcessing,
-    options: &TranscribeOptions,
-    language: Option<&str>,
-    text: &str,
-) -> String {
-    let task = options.task.unwrap_or(Task::Transcribe);
-    let english = language.is_none_or(|l| l == "en") || task == Task::Translate;
-    post.apply(text, english, options)
 }
 
 /// Runs `work` on a blocking thread; `what` names it if the thread dies.
@@ -636,17 +187,6 @@ pub(super) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| TranscribeError::internal(what, e))?
-}
-
-fn audio_error(err: DecodeError) -> TranscribeError {
-    match err {
-        DecodeError::Io(e) => TranscribeError::internal("could not read the spooled audio", e),
-        other => TranscribeError::Audio(other),
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]
@@ -996,9 +536,14 @@ pub(crate) mod testing {
 mod tests {
     use std::time::Duration;
 
+    use super::super::speech::{EngineCall, Listener, LiveSlots};
+    use super::super::{Audio, Caller};
     use super::testing::{gate, transcriber, transcriber_in_session};
     use super::*;
+    use crate::cancel::Cancel;
+    use crate::engine::{EngineOutput, LanguageChoice, Task};
     use crate::transcribe::LiveAudio;
+    use crate::wire::transcription::TranscribeOptions;
 
     fn options(model: &str) -> TranscribeOptions {
         TranscribeOptions {

@@ -576,14 +576,14 @@ fn a_transcription_whose_client_leaves_is_cancelled_without_an_error() {
     let home = tempfile::tempdir().unwrap();
     let mut server = common::serve_model(home.path(), &models, "tiny.en", &[]);
     let port = server.discovery.port;
-    // A minute of speech: long enough for the engine to be mid-pass when the client leaves.
+    // Three minutes of speech: the engine is mid-pass when the client leaves.
     let corpus = verbatim_sim::Corpus::load(&verbatim_sim::Corpus::source_dir()).unwrap();
     let clip = corpus.clip("real-two-cities").unwrap();
     let minute: Vec<i16> = clip
         .samples
         .iter()
         .cycle()
-        .take(60 * 16_000)
+        .take(180 * 16_000)
         .map(|s| (s * 32_767.0) as i16)
         .collect();
     let wav = common::wav_bytes(minute);
@@ -595,7 +595,8 @@ fn a_transcription_whose_client_leaves_is_cancelled_without_an_error() {
     )
     .unwrap();
     stream.write_all(&wav).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // Three minutes take the engine far longer than this, however busy the machine.
+    std::thread::sleep(std::time::Duration::from_secs(4));
     drop(stream);
     // The engine is free again: a short clip is answered.
     let short = common::wav_bytes(clip.samples.iter().map(|s| (s * 32_767.0) as i16));
