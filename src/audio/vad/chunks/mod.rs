@@ -9,6 +9,12 @@
 //! now, waiting for the text) is planned with [`Limits::LIVE`]: a chunk closes at a short pause
 //! and is at most 15 s, so its text comes while the person speaks.
 
+mod cuts;
+mod limits;
+mod live;
+
+pub use limits::Limits;
+
 use std::collections::VecDeque;
 use std::ops::Range;
 
@@ -35,103 +41,6 @@ const CUT_WINDOW_FRAMES: usize = 10;
 /// A region longer than a chunk is cut at its quietest frame no earlier than this (20 s) into
 /// the chunk.
 const EARLIEST_CUT_FRAMES: usize = 20 * SAMPLE_RATE / FRAME;
-
-/// Where chunks end: at a pause of at least `long_pause` frames between padded regions, at any
-/// pause between padded regions once the chunk holds `close_after` frames, or when longer than
-/// `max_chunk` frames, cut at the quietest frame at least `earliest_cut` frames in; speech
-/// begins at a frame scoring at least `threshold`, and a region proves to be speech with
-/// enough frames scoring at least `confident`. With `leave_out_pauses`, the silence between the
-/// padded regions a chunk packs is not heard (see [`ChunkPlanner::take_gaps_before`]). With
-/// `cut_at_dips`, a chunk that holds `close_after` frames also ends where the voice dips
-/// without a pause (see [`Limits::cutting_at_dips_after`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
-    pub padding: usize,
-    pub long_pause: usize,
-    pub close_after: usize,
-    pub max_chunk: usize,
-    pub earliest_cut: usize,
-    pub threshold: f32,
-    pub confident: f32,
-    pub leave_out_pauses: bool,
-    pub cut_at_dips: bool,
-}
-
-impl Limits {
-    /// Files: chunks of up to Whisper's 30 s window, packed across pauses under 3.2 s. Ending
-    /// them at the first pause after 12 s (`close_after`) made long files up to a fifth faster
-    /// but cost words on the development sets' speech joined with short pauses (`window_floor
-    /// ... 256/w2@12`, docs/journal/), so they are packed to the full 30 s.
-    /// The pauses inside a chunk are left out down to the padding on either side (0.8 s of
-    /// silence between two stretches of speech): the encoder's time goes with the audio it
-    /// hears, and a quarter of a chunk of read speech can be silence. On the development sets' long file
-    /// it was a sixth faster and read as well or better (docs/performance.md, "Pauses left
-    /// out").
-    pub const FILE: Limits = Limits {
-        padding: PADDING_FRAMES,
-        long_pause: LONG_PAUSE_FRAMES,
-        close_after: MAX_CHUNK_FRAMES,
-        max_chunk: MAX_CHUNK_FRAMES,
-        earliest_cut: EARLIEST_CUT_FRAMES,
-        threshold: super::ENTER,
-        confident: CONFIDENT,
-        leave_out_pauses: true,
-        cut_at_dips: false,
-    };
-
-    /// Live audio: a chunk ends once 0.72 s have passed without speech (0.24 s of padding on
-    /// each side and 15 frames between), and is at most 15 s, cut at its quietest moment after
-    /// 8 s. Of pauses of 0.56, 0.72 and 0.88 s, 0.56 s cut sentences of real speech into more
-    /// pieces and made 1.8 points more word errors (tiny.en, `scripts/bench-dictation`); 0.88 s
-    /// was no better than 0.72 s and commits later. Padding of 0.32 s made 3.7 points more.
-    /// A region proves to be speech with eight frames at 0.85 (not 0.9), since nothing of it is
-    /// heard before it does: a soft reader a few minutes into a dictation scored 0.85–0.92 and
-    /// took 2.2 s to reach eight frames at 0.9, 0.4 s at 0.85. Of sox's brown, pink and white
-    /// noise at five volumes, a tone, a chord, a hum and a sweep, right after speech, 0.85
-    /// proves two more than 0.9 (the loudest pink noise after 5.6 s, the sweep after 2.6 s;
-    /// 0.9 proves the loud brown noise, the chord and the tone), and whisper hears no words in
-    /// any of them.
-    pub const LIVE: Limits = Limits {
-        padding: LIVE_PADDING_FRAMES,
-        long_pause: 15,
-        close_after: 15 * SAMPLE_RATE / FRAME,
-        max_chunk: 15 * SAMPLE_RATE / FRAME,
-        earliest_cut: 8 * SAMPLE_RATE / FRAME,
-        threshold: super::ENTER,
-        confident: LIVE_CONFIDENT,
-        leave_out_pauses: false,
-        cut_at_dips: false,
-    };
-
-    /// These limits with a chunk ending at the first pause once it holds `seconds` (never past
-    /// `max_chunk`).
-    pub fn closing_after(self, seconds: f64) -> Limits {
-        let frames = (seconds.max(0.0) * SAMPLE_RATE as f64) as usize / FRAME;
-        Limits {
-            close_after: frames.min(self.max_chunk),
-            ..self
-        }
-    }
-
-    /// These limits with a chunk ending once it holds `seconds` (never past `max_chunk`) at the
-    /// first pause, or at a dip of the voice (see [`ChunkPlanner::cut_at_dip`]) after
-    /// `earliest_cut`; and speech after a short pause joining the chunk at once, whatever its
-    /// length will be: realtime turns. Without, a turn running on without a pause that ends it
-    /// was held open until its speech passed the longest turn, then cut at its quietest
-    /// moment: its text came seconds after its audio (`scripts/bench-realtime`,
-    /// docs/journal/2026-12.md).
-    pub fn cutting_at_dips_after(self, seconds: f64) -> Limits {
-        Limits {
-            cut_at_dips: true,
-            ..self.closing_after(seconds)
-        }
-    }
-
-    /// Frames of silence after speech before a live chunk is settled.
-    pub const fn pause(&self) -> usize {
-        2 * self.padding + self.long_pause
-    }
-}
 
 /// Frames below the threshold that keeps a region open after which the voice counts as
 /// dropped (48 ms; see [`ChunkPlanner::voice_dropped`]).
@@ -308,121 +217,6 @@ impl ChunkPlanner {
         }
     }
 
-    /// The first frame a chunk not yet given out may start at: audio before it is no longer
-    /// needed.
-    pub fn needed_from(&self) -> usize {
-        let padding = match self.keep {
-            Keep::Speech { padding } => padding,
-            Keep::Everything => 0,
-        };
-        let mut from = self.frames.saturating_sub(padding);
-        if let Some(pending) = &self.pending {
-            from = from.min(pending.start);
-        }
-        if let Some((open, _)) = self.regions.open()
-            && !self.open_in_pending
-        {
-            from = from.min(open.start.saturating_sub(padding));
-        }
-        if let Some(maybe) = &self.maybe {
-            from = from.min(maybe.start.saturating_sub(padding));
-        }
-        from
-    }
-
-    /// Where the chunk not yet given out starts (in frames) once speech has begun in it: the
-    /// pending chunk, else the padded start of an open region that has proved to be speech.
-    /// None between chunks (silence, or sounds not yet proved to be speech).
-    pub fn open_from(&self) -> Option<usize> {
-        let padding = match self.keep {
-            Keep::Speech { padding } => padding,
-            Keep::Everything => 0,
-        };
-        match (&self.pending, self.regions.open()) {
-            (Some(pending), _) if !pending.is_empty() => Some(pending.start),
-            (_, Some((open, true))) => Some(open.start.saturating_sub(padding)),
-            _ => None,
-        }
-    }
-
-    /// The chunk that settles as it is unless more speech comes (in frames): the pending chunk
-    /// of speech once nobody speaks (no region open, none held in case speech follows) and its
-    /// end has been scored; None while it may still grow or be cut.
-    pub fn settling(&self) -> Option<Range<usize>> {
-        let pending = self
-            .pending
-            .as_ref()
-            .filter(|pending| !pending.is_empty())?;
-        let quiet = matches!(self.keep, Keep::Speech { .. })
-            && self.regions.open().is_none()
-            && self.maybe.is_none();
-        (quiet && pending.end <= self.frames && pending.len() <= self.limits.max_chunk)
-            .then(|| pending.clone())
-    }
-
-    /// The pauses left out of the chunks planned so far that lie before frame `end`, taken
-    /// from the planner (a pause a long chunk was cut in is parted there, its rest kept for the
-    /// next chunk): the frames of a chunk ending at `end` not to hear. Empty unless
-    /// [`Limits::leave_out_pauses`].
-    pub fn take_gaps_before(&mut self, end: usize) -> Vec<Range<usize>> {
-        let mut taken = Vec::new();
-        while let Some(gap) = self.gaps.front_mut()
-            && gap.start < end
-        {
-            if gap.end <= end {
-                taken.extend(self.gaps.pop_front());
-            } else {
-                taken.push(gap.start..end);
-                gap.start = end;
-            }
-        }
-        taken
-    }
-
-    /// Whether a chunk after one that ended at frame `end` and starting at frame `next` follows
-    /// it without a pause that ends a chunk (the first was closed by its length or cut while
-    /// speech went on).
-    pub fn goes_on(&self, end: usize, next: usize) -> bool {
-        (end..end + self.limits.long_pause).contains(&next)
-    }
-
-    /// Someone is speaking now: a region that has proved to be speech is open.
-    pub fn speaking(&self) -> bool {
-        matches!(self.regions.open(), Some((_, true)))
-    }
-
-    /// Someone was speaking and the voice has dropped for [`VOICE_DROPPED_FRAMES`] or more
-    /// frames: the region is still open (it closes after [`super::END_AFTER_FRAMES`]), and the
-    /// speech may be over.
-    pub fn voice_dropped(&self) -> bool {
-        matches!(self.regions.open(), Some((open, true)) if self.frames >= open.end + VOICE_DROPPED_FRAMES)
-    }
-
-    /// Where the open chunk ends (in frames) should it settle with no more speech, while it
-    /// may: once the voice has dropped ([`ChunkPlanner::voice_dropped`]), its end and the
-    /// padding after it; once nobody speaks (no region open, none held in case speech follows),
-    /// the pending chunk's end, its padding still to be heard or not. None while someone speaks
-    /// or a sound may prove to be speech.
-    pub fn settles_at_if_quiet(&self) -> Option<usize> {
-        let Keep::Speech { padding } = self.keep else {
-            return None;
-        };
-        if self.maybe.is_some() {
-            return None;
-        }
-        let voice_end = match self.regions.open() {
-            Some((open, true)) if self.voice_dropped() => Some(open.end + padding),
-            Some(_) => return None,
-            None => None,
-        };
-        let pending_end = self
-            .pending
-            .as_ref()
-            .filter(|pending| !pending.is_empty())
-            .map(|pending| pending.end);
-        voice_end.into_iter().chain(pending_end).max()
-    }
-
     /// A region that has ended: speech, or a region without confident frames that counts as
     /// speech next to speech (held for a while in case speech follows).
     fn add_closed(&mut self, closed: Closed, padding: usize, chunks: &mut Vec<Range<usize>>) {
@@ -566,79 +360,11 @@ impl ChunkPlanner {
         }
     }
 
-    /// Cuts pieces off the front of a pending chunk longer than a chunk may be, as soon as the
-    /// scores around the cut are known (all of them at the `end`).
-    fn cut_long(&mut self, end: bool, chunks: &mut Vec<Range<usize>>) {
-        while let Some(pending) = &self.pending
-            && pending.len() > self.limits.max_chunk
-            && (end || self.frames >= pending.start + self.limits.max_chunk + CUT_WINDOW_FRAMES / 2)
-        {
-            let cut = self.quietest_cut(pending.start);
-            chunks.push(pending.start..cut);
-            if let Some(pending) = &mut self.pending {
-                pending.start = cut;
-            }
-        }
-    }
-
     /// A finished chunk, cut into pieces where it is too long.
     fn give_out(&mut self, chunk: Range<usize>, chunks: &mut Vec<Range<usize>>) {
         let pending = self.pending.replace(chunk);
         self.cut_long(true, chunks);
         chunks.extend(std::mem::replace(&mut self.pending, pending));
-    }
-
-    /// Where to cut a chunk starting at `start`: the quietest stretch (lowest mean score over
-    /// [`CUT_WINDOW_FRAMES`]; the latest of equals) between [`EARLIEST_CUT_FRAMES`] and the
-    /// longest chunk: a pause between sentences rather than between words.
-    fn quietest_cut(&self, start: usize) -> usize {
-        let window = start + self.limits.earliest_cut..start + self.limits.max_chunk;
-        window
-            .clone()
-            .map(|frame| (frame, self.quietness(frame)))
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
-            .map_or(window.end, |(frame, _)| frame)
-    }
-
-    /// The sum of the scores over [`CUT_WINDOW_FRAMES`] around `frame` (as far as scored).
-    fn quietness(&self, frame: usize) -> f32 {
-        let around = frame.saturating_sub(CUT_WINDOW_FRAMES / 2)
-            ..(frame + CUT_WINDOW_FRAMES / 2).min(self.frames);
-        around
-            .filter_map(|f| self.scores.get(f.checked_sub(self.scores_from)?))
-            .sum()
-    }
-
-    /// With [`Limits::cut_at_dips`]: a pending chunk that holds `close_after` frames (and
-    /// `earliest_cut`) is cut at the quietest frame of a dip of the voice (the mean score of
-    /// [`CUT_WINDOW_FRAMES`] under the threshold) once the voice comes back after it, even
-    /// when the dip was too short to end a region: some voices never score under the region's
-    /// end while they read on.
-    fn cut_at_dip(&mut self, chunks: &mut Vec<Range<usize>>) {
-        let Some(pending) = self.pending.clone().filter(|_| self.limits.cut_at_dips) else {
-            self.dip = None;
-            return;
-        };
-        let Some(newest) = self.frames.checked_sub(CUT_WINDOW_FRAMES / 2) else {
-            return;
-        };
-        let from = pending.start + self.limits.close_after.max(self.limits.earliest_cut);
-        let level = self.quietness(newest);
-        let voiced = self.limits.threshold * CUT_WINDOW_FRAMES as f32;
-        self.dip = self
-            .dip
-            .filter(|&(frame, _)| pending.contains(&frame) && frame >= from);
-        if newest < from || newest >= pending.end {
-            return;
-        }
-        if level < voiced {
-            if self.dip.is_none_or(|(_, lowest)| level <= lowest) {
-                self.dip = Some((newest, level));
-            }
-        } else if let Some((cut, _)) = self.dip.take() {
-            chunks.push(pending.start..cut);
-            self.pending = Some(cut..pending.end);
-        }
     }
 
     /// Drops the scores no cut can look at any more.
