@@ -4,6 +4,12 @@
 //! only the last words remain; then saves the transcript to history (the session id is the
 //! entry id) and inserts it. ActiveDictation status is kept in SQLite.
 
+mod capture;
+mod driven;
+mod ready;
+
+use capture::capture;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -28,9 +34,6 @@ use crate::transcribe::{
     Audio, Caller, Dictated, LiveAudio, Planned, Progress, ProgressSink, TranscribeError,
     Transcriber,
 };
-
-/// How long one read of the microphone waits.
-const READ_SLICE: Duration = Duration::from_millis(20);
 
 /// Why dictation refused or failed a request.
 #[derive(Debug, thiserror::Error)]
@@ -123,99 +126,6 @@ pub fn requested_workflow(store: &Store, id: Uuid) -> Result<Workflow, Dictation
         return Err(DictationError::WorkflowDisabled);
     }
     Ok(workflow)
-}
-
-impl Driven for Dictation {
-    const NAME: &'static str = "dictation";
-    type State = State;
-    type Event = Event;
-    type Effect = Effect;
-    type Refused = Refused;
-    const NOT_RECORDING: Refused = Refused::NotRecording;
-    type Captured = Vec<f32>;
-    type Session = ActiveDictation;
-    type Error = DictationError;
-
-    fn driver(&self) -> &Driver<Self> {
-        &self.driver
-    }
-
-    fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect>), Refused> {
-        apply(state, event, now)
-    }
-
-    fn recording(state: &State) -> Option<Uuid> {
-        match state {
-            State::Recording { id, .. } => Some(*id),
-            _ => None,
-        }
-    }
-
-    fn carry_out(
-        self: &Arc<Self>,
-        live: &mut Live<Self>,
-        effect: Effect,
-    ) -> Result<(), DictationError> {
-        match effect {
-            Effect::StartCapture { .. } => {
-                unreachable!("start opens the microphone itself before committing the state")
-            }
-            Effect::Transcribe { id } => {
-                let thread = live.stop_capture();
-                if let Some(session) = &live.session {
-                    lock(&session.clock).stopped = Some(Instant::now());
-                }
-                self.publish("dictation.stopped", &id, json!({}));
-                self.store.set_dictation_status(&id, "processing", None)?;
-                if let (Some(thread), Some(session)) = (thread, live.session.clone()) {
-                    tokio::spawn(self.clone().process(id, thread, session));
-                }
-            }
-            // The transcript was written with the session's details by `process`.
-            Effect::SaveHistory { id, .. } => {
-                self.store.set_dictation_status(&id, "inserting", None)?;
-            }
-            Effect::Insert { id, text } => {
-                let inserted_live = live
-                    .session
-                    .as_ref()
-                    .and_then(|s| lock(&s.live_insertion).take());
-                tokio::spawn(self.clone().insert(id, text, inserted_live));
-            }
-            Effect::Completed { id } => {
-                tracing::info!(%id, "dictation completed");
-                self.store.set_dictation_status(&id, "completed", None)?;
-                let clock = live.session.as_ref().map(|s| s.clock.clone());
-                let clock = clock.as_ref().map(|c| lock(c));
-                let stopped = clock.as_ref().and_then(|c| c.stopped);
-                let (to_text, text) = clock
-                    .as_ref()
-                    .and_then(|c| c.text_ready.clone())
-                    .unwrap_or_default();
-                let to_insert = stopped.map_or(Duration::ZERO, |s| s.elapsed());
-                let fields = json!({
-                    "text": text,
-                    "stop_to_text_ms": to_text.as_millis() as u64,
-                    "stop_to_insert_ms": to_insert.as_millis() as u64,
-                });
-                self.publish("dictation.completed", &id, fields);
-            }
-            Effect::Failed { id, error } => {
-                tracing::warn!(%id, "dictation failed: {error}");
-                live.stop_capture();
-                // What was heard so far is not kept: the session failed before it was stopped.
-                if let Some(session) = &live.session
-                    && let Some(transcription) = lock(&session.transcription).take()
-                {
-                    transcription.abort();
-                }
-                self.publish("dictation.failed", &id, json!({"error": error}));
-                self.store
-                    .set_dictation_status(&id, "failed", Some(&error))?;
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Dictation {
@@ -315,63 +225,6 @@ impl Dictation {
         self.publish("dictation.started", &id, fields);
         tracing::info!(%id, "dictation started");
         Ok(Started { id, workflow })
-    }
-
-    /// Refuses a start that nobody could transcribe (no model selected, the profile's or the
-    /// selected model's weights missing) before anything is captured: the person learns it
-    /// before speaking, not after. Answers the planned transcription.
-    async fn ready_to_transcribe(
-        &self,
-        id: Uuid,
-        setup: &Setup,
-    ) -> Result<Planned, DictationError> {
-        let options = session_options(setup.workflow.as_ref(), setup.profile.as_ref());
-        let named_model = options.model.clone();
-        let caller = Caller::Dictation(Dictated {
-            id,
-            started_at: Utc::now(),
-            app_name: setup.context.app_name.clone(),
-            app_bundle_id: setup.context.app_id.clone(),
-            app_url: setup.context.url.clone(),
-        });
-        let planned = self.transcriber.plan(options, false, caller).await;
-        let err = match planned {
-            Ok(planned) => return Ok(planned),
-            Err(err) => err,
-        };
-        let reason = match err {
-            TranscribeError::NoEngineSelected => {
-                "no model is selected (verbatim models select ID)".to_owned()
-            }
-            TranscribeError::NotConfigured(_) if named_model.is_some() => format!(
-                "the model '{0}' of the profile '{1}' is not downloaded (verbatim models download {0})",
-                named_model.unwrap_or_default(),
-                setup.profile.as_ref().map_or("", |p| p.name.as_str()),
-            ),
-            TranscribeError::NotConfigured(_) => {
-                let transcriber = self.transcriber.clone();
-                let selected = session::blocking("reading the selection stopped", move || {
-                    Ok::<_, DictationError>(transcriber.selected()?)
-                })
-                .await
-                .ok()
-                .flatten();
-                match selected {
-                    Some(resolved) => format!(
-                        "the model '{0}' is not downloaded (verbatim models download {0})",
-                        resolved.offer.spec.id
-                    ),
-                    None => "the selected model is not downloaded".to_owned(),
-                }
-            }
-            other => match &setup.profile {
-                Some(profile) => {
-                    format!("the profile '{}': {}", profile.name, other.public_message())
-                }
-                None => other.public_message(),
-            },
-        };
-        Err(DictationError::NoModelReady(reason))
     }
 
     /// Stops recording and begins processing; returns the session id.
@@ -497,49 +350,6 @@ impl Dictation {
             }
         }
     }
-}
-
-/// Reads the microphone until stopped, the maximum length passes or the device is lost; hands
-/// each block read to `heard` (the live transcription) as it comes, and answers every sample.
-/// `stopping` is set as soon as the capture ends (no more provisional text).
-fn capture(
-    mut feed: Feed,
-    stop: &AtomicBool,
-    max_samples: usize,
-    post: impl Fn(Event),
-    heard: std::sync::mpsc::Sender<Vec<f32>>,
-    stopping: crate::cancel::Cancel,
-) -> Vec<f32> {
-    let _stopping = stopping.cancel_on_drop();
-    let mut samples = Vec::new();
-    // A transcription that stopped listening (its engine failed) reports through its result.
-    let hand_on = |samples: &[f32], from: usize| {
-        if samples.len() > from {
-            let _ = heard.send(samples[from..].to_vec());
-        }
-    };
-    while !stop.load(Ordering::Acquire) {
-        let before = samples.len();
-        if let Err(err) = feed.pull(&mut samples, READ_SLICE) {
-            // The session fails: what was heard is not transcribed.
-            let _ = heard.send(Vec::new());
-            post(Event::CaptureFailed {
-                reason: err.to_string(),
-            });
-            return samples;
-        }
-        hand_on(&samples, before);
-        if samples.len() >= max_samples {
-            post(Event::MaxLengthReached);
-            break;
-        }
-    }
-    // What the microphone captured up to the stop, not yet read.
-    let before = samples.len();
-    let _ = feed.pull(&mut samples, Duration::ZERO);
-    feed.finish(&mut samples);
-    hand_on(&samples, before);
-    samples
 }
 
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
