@@ -3,6 +3,9 @@
 //! does, with the same live events), finalizes (rename; the text is ready when it stops) and keeps
 //! every session in SQLite. Sessions a crash interrupted are recovered at the next start.
 
+mod driven;
+mod finish;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -60,104 +63,6 @@ pub struct ActiveRecording {
     /// then transcribed once it is complete, and the reason given there).
     transcription: Option<LiveTranscription>,
     stopped: Option<Instant>,
-}
-
-impl Driven for Recorder {
-    const NAME: &'static str = "recorder";
-    type State = State;
-    type Event = Event;
-    type Effect = Effect;
-    type Refused = Refused;
-    const NOT_RECORDING: Refused = Refused::NotRecording;
-    type Captured = CaptureEnd;
-    type Session = ActiveRecording;
-    type Error = RecorderError;
-
-    fn driver(&self) -> &Driver<Self> {
-        &self.driver
-    }
-
-    fn apply(state: &State, event: Event, now: f64) -> Result<(State, Vec<Effect>), Refused> {
-        apply(state, event, now)
-    }
-
-    fn recording(state: &State) -> Option<Uuid> {
-        match state {
-            State::Recording { id, .. } => Some(*id),
-            _ => None,
-        }
-    }
-
-    fn carry_out(
-        self: &Arc<Self>,
-        live: &mut Live<Self>,
-        effect: Effect,
-    ) -> Result<(), RecorderError> {
-        let (id, end) = match effect {
-            Effect::StartCapture { .. } => {
-                unreachable!("start opens the devices itself before committing the state")
-            }
-            Effect::Finalize { id } => {
-                let thread = live.stop_capture();
-                let transcription = live.session.as_mut().and_then(|s| {
-                    s.stopped = Some(Instant::now());
-                    s.transcription.take()
-                });
-                self.events
-                    .publish_session("recorder.stopped", &id, json!({}));
-                self.store.set_recorder_status(&id, "finalizing")?;
-                if let Some(thread) = thread {
-                    tokio::spawn(self.clone().finalize(id, thread, transcription));
-                }
-                return Ok(());
-            }
-            Effect::Completed {
-                id,
-                output_file,
-                text,
-            } => {
-                tracing::info!(%id, file = %output_file.display(), "recording completed");
-                let stopped = live.session.as_ref().and_then(|s| s.stopped);
-                let to_text = stopped.map_or(0, |s| s.elapsed().as_millis() as u64);
-                let fields = json!({
-                    "text": text.clone().unwrap_or_default(),
-                    "output_file": output_file,
-                    "stop_to_text_ms": to_text,
-                });
-                self.events
-                    .publish_session("recorder.completed", &id, fields);
-                let end = RecorderEnd {
-                    status: "completed",
-                    output_file: Some(output_file),
-                    text,
-                    error: None,
-                };
-                (id, end)
-            }
-            Effect::Failed {
-                id,
-                error,
-                output_file,
-            } => {
-                tracing::warn!(%id, "recording failed: {error}");
-                live.stop_capture();
-                if let Some(running) = live.session.as_mut().and_then(|s| s.transcription.take()) {
-                    running.abort();
-                }
-                self.events
-                    .publish_session("recorder.failed", &id, json!({ "error": error }));
-                let end = RecorderEnd {
-                    status: "failed",
-                    output_file,
-                    text: None,
-                    error: Some(error),
-                };
-                (id, end)
-            }
-        };
-        self.store.end_recorder_session(&id, &end)?;
-        Ok(())
-    }
 }
 
 impl Recorder {
@@ -333,91 +238,6 @@ impl Recorder {
             error: None,
         })?;
         Ok((feeds, sink, stereo))
-    }
-
-    /// Waits for the capture thread, completes the file and takes the text of the live
-    /// transcription (or transcribes the file) when enabled.
-    async fn finalize(
-        self: Arc<Self>,
-        id: Uuid,
-        thread: JoinHandle<CaptureEnd>,
-        transcription: Option<LiveTranscription>,
-    ) {
-        let result = self.finish_recording(thread, transcription).await;
-        match &result {
-            Ok(Finalized {
-                text,
-                transcription_error: None,
-                ..
-            }) => {
-                let transcript = text.clone().unwrap_or_default();
-                self.events
-                    .publish_item("completed", &id, json!({ "transcript": transcript }));
-            }
-            Ok(Finalized {
-                transcription_error: Some(message),
-                ..
-            }) => {
-                let error = json!({"type": "transcription_error", "message": message});
-                self.events
-                    .publish_item("failed", &id, json!({ "error": error }));
-            }
-            Err(_) => {}
-        }
-        if let Err(err) = session::handle(&self, Event::FinalizationEnded(result)).await {
-            tracing::error!(%id, "could not record the end of the recording: {err}");
-        }
-    }
-
-    async fn finish_recording(
-        &self,
-        thread: JoinHandle<CaptureEnd>,
-        transcription: Option<LiveTranscription>,
-    ) -> Result<Finalized, String> {
-        // The live transcription ends with the capture (its audio ends there), or is stopped.
-        let stop_live = AbortOnDrop(transcription);
-        let ended = session::join(thread)
-            .await
-            .ok_or("The capture stopped unexpectedly; nothing could be saved.")?;
-        let seconds = ended.sink.seconds();
-        let output_file = tokio::task::spawn_blocking(move || ended.sink.finish())
-            .await
-            .map_err(|e| e.to_string())
-            .and_then(|r| r.map_err(|e| e.to_string()))
-            .map_err(|e| format!("Could not finalize the recording: {e}"))?;
-        let mut done = Finalized {
-            output_file,
-            text: None,
-            transcription_error: None,
-        };
-        let store = self.store.clone();
-        let enabled = tokio::task::spawn_blocking(move || {
-            store.pref_bool(&preferences::RECORDER_TRANSCRIPTION_ENABLED)
-        })
-        .await
-        .map_or(true, |read| read.unwrap_or(true));
-        // Nothing to transcribe in a recording stopped at once (or cut short by a fault).
-        if enabled && seconds >= 0.1 && ended.failure.is_none() {
-            let transcribed = match stop_live.take() {
-                Some(live) => live
-                    .await
-                    .unwrap_or_else(|e| {
-                        Err(TranscribeError::internal("the transcription stopped", e))
-                    })
-                    .map(|transcript| transcript.text)
-                    .map_err(|err| err.public_message()),
-                None => transcribe(&self.transcriber, &done.output_file).await,
-            };
-            match transcribed {
-                Ok(text) => done.text = Some(text),
-                Err(err) => {
-                    done.transcription_error = Some(format!(
-                        "The recording was saved, but transcribing it failed: {err}"
-                    ))
-                }
-            }
-        }
-        Ok(done)
     }
 }
 
