@@ -103,3 +103,16 @@ async fn route_not_found(method: Method, uri: Uri) -> ApiError {
         path: uri.path().to_string(),
     }
 }
+
+/// A header map of `pairs` (repeated names kept), for the tests of the request checks.
+#[cfg(test)]
+pub(crate) fn test_headers(pairs: &[(&str, &str)]) -> axum::http::HeaderMap {
+    let mut map = axum::http::HeaderMap::new();
+    for (name, value) in pairs {
+        map.append(
+            axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            axum::http::HeaderValue::from_str(value).unwrap(),
+        );
+    }
+    map
+}

@@ -62,18 +62,8 @@ pub fn from_own_origin(method: &Method, headers: &HeaderMap, port: u16) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
 
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (k, v) in pairs {
-            map.append(
-                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
-                HeaderValue::from_str(v).unwrap(),
-            );
-        }
-        map
-    }
+    use crate::api::test_headers as headers;
 
     #[test]
     fn host_must_name_loopback_and_the_port() {

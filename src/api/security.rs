@@ -171,16 +171,7 @@ pub fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
 mod tests {
     use super::*;
 
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (k, v) in pairs {
-            map.append(
-                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
-                HeaderValue::from_str(v).unwrap(),
-            );
-        }
-        map
-    }
+    use crate::api::test_headers as headers;
 
     #[test]
     fn tokens_are_accepted_in_both_forms() {

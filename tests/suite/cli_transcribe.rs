@@ -455,17 +455,8 @@ fn ctrl_c_prints_the_partial_transcript_and_exits_130() {
     let Some(models) = test_models() else { return };
     let home = tempfile::tempdir().unwrap();
     let server = common::serve_model(home.path(), &models, "tiny.en", &[]);
-    let corpus = verbatim_sim::Corpus::load(&verbatim_sim::Corpus::source_dir()).unwrap();
-    let clip = corpus.clip("real-two-cities").unwrap();
-    let minutes: Vec<i16> = clip
-        .samples
-        .iter()
-        .cycle()
-        .take(180 * 16_000)
-        .map(|s| (s * 32_767.0) as i16)
-        .collect();
     let long = home.path().join("long.wav");
-    std::fs::write(&long, common::wav_bytes(minutes)).unwrap();
+    std::fs::write(&long, common::long_speech_wav("real-two-cities", 180)).unwrap();
     let mut child = std::process::Command::new(common::binary())
         .env("VERBATIM_HOME", home.path())
         .env_remove("VERBATIM_API_TOKEN")

@@ -577,16 +577,7 @@ fn a_transcription_whose_client_leaves_is_cancelled_without_an_error() {
     let mut server = common::serve_model(home.path(), &models, "tiny.en", &[]);
     let port = server.discovery.port;
     // Three minutes of speech: the engine is mid-pass when the client leaves.
-    let corpus = verbatim_sim::Corpus::load(&verbatim_sim::Corpus::source_dir()).unwrap();
-    let clip = corpus.clip("real-two-cities").unwrap();
-    let minute: Vec<i16> = clip
-        .samples
-        .iter()
-        .cycle()
-        .take(180 * 16_000)
-        .map(|s| (s * 32_767.0) as i16)
-        .collect();
-    let wav = common::wav_bytes(minute);
+    let wav = common::long_speech_wav("real-two-cities", 180);
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         stream,
@@ -599,7 +590,7 @@ fn a_transcription_whose_client_leaves_is_cancelled_without_an_error() {
     std::thread::sleep(std::time::Duration::from_secs(4));
     drop(stream);
     // The engine is free again: a short clip is answered.
-    let short = common::wav_bytes(clip.samples.iter().map(|s| (s * 32_767.0) as i16));
+    let short = common::long_speech_wav("real-goforward", 2);
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         stream,

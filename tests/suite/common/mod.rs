@@ -333,6 +333,20 @@ pub fn speak(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// WAV bytes of the corpus's real recording `id` said over and over for `seconds`: long speech
+/// for tests that need the engine busy for a while.
+pub fn long_speech_wav(id: &str, seconds: usize) -> Vec<u8> {
+    let corpus = verbatim_sim::Corpus::load(&verbatim_sim::Corpus::source_dir()).unwrap();
+    let clip = corpus.clip(id).unwrap();
+    wav_bytes(
+        clip.samples
+            .iter()
+            .cycle()
+            .take(seconds * 16_000)
+            .map(|s| (s * 32_767.0) as i16),
+    )
+}
+
 /// 16 kHz mono 16-bit WAV bytes of `samples`.
 pub fn wav_bytes(samples: impl IntoIterator<Item = i16>) -> Vec<u8> {
     let spec = hound::WavSpec {
