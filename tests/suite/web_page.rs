@@ -406,30 +406,25 @@ fn page_backup() -> serde_json::Value {
     })
 }
 
-#[test]
-fn the_page_works_in_a_real_browser() {
-    let Some(python) = browser_python() else {
-        return;
-    };
-    let home = tempfile::tempdir().unwrap();
-    // The microphone says en-weather (tiny.en hears "The way that today is solid…"); both
-    // engines' small models present, base downloadable in 3 s.
+/// A sim server for the browser tests, data in `home/data`: the microphone says en-weather
+/// (tiny.en hears "The way that today is solid…"), both engines' small models present, base
+/// downloadable in 3 s, the token required when `token_on`, and [`page_backup`] imported.
+fn serve_for_the_page(home: &Path, token_on: bool) -> (SpawnedServer, std::path::PathBuf) {
     let scenario = common::write_scenario(
-        home.path(),
+        home,
         &format!(
             "{}\"moonshine-tiny\" = \"present\"\n\"base\" = {{ download_seconds = 3.0 }}\n",
             common::microphone_scenario("en-weather", "")
         ),
     );
-    let data = home.path().join("data");
+    let data = home.join("data");
     let scenario_arg = scenario.to_string_lossy().into_owned();
-    let server = SpawnedServer::start(
-        &data,
-        &["--sim", "--require-token", "--scenario", &scenario_arg],
-    );
-    let port = server.discovery.port;
-    let token = server.discovery.token.clone();
-    let backup = home.path().join("backup.json");
+    let mut args = vec!["--sim", "--scenario", &scenario_arg];
+    if token_on {
+        args.push("--require-token");
+    }
+    let server = SpawnedServer::start(&data, &args);
+    let backup = home.join("backup.json");
     std::fs::write(&backup, page_backup().to_string()).unwrap();
     let imported = common::verbatim(&data)
         .arg("import")
@@ -437,12 +432,29 @@ fn the_page_works_in_a_real_browser() {
         .output()
         .unwrap();
     assert!(imported.status.success(), "{imported:?}");
-    let out = common::verbatim(&data)
+    (server, data)
+}
+
+/// A one-time sign-in link from `verbatim open --print-url`.
+fn sign_in_link(data: &Path) -> String {
+    let out = common::verbatim(data)
         .args(["open", "--print-url"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let url = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn the_page_works_in_a_real_browser() {
+    let Some(python) = browser_python() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let (server, data) = serve_for_the_page(home.path(), true);
+    let port = server.discovery.port;
+    let token = server.discovery.token.clone();
+    let url = sign_in_link(&data);
     let shots = std::env::var_os("VERBATIM_SCREENSHOTS")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| home.path().join("shots"));
@@ -494,36 +506,10 @@ fn pages_of_other_local_origins_change_nothing_and_what_they_receive_is_useless(
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/attack.py");
     for (token_on, signed_in) in [(false, false), (true, false), (true, true)] {
         let home = tempfile::tempdir().unwrap();
-        let scenario = common::write_scenario(
-            home.path(),
-            &format!(
-                "{}\"base\" = {{ download_seconds = 3.0 }}\n",
-                common::microphone_scenario("en-weather", "")
-            ),
-        );
-        let data = home.path().join("data");
-        let scenario_arg = scenario.to_string_lossy().into_owned();
-        let mut args = vec!["--sim", "--scenario", &scenario_arg];
-        if token_on {
-            args.push("--require-token");
-        }
-        let server = SpawnedServer::start(&data, &args);
+        let (server, data) = serve_for_the_page(home.path(), token_on);
         let port = server.discovery.port;
-        let backup = home.path().join("backup.json");
-        std::fs::write(&backup, page_backup().to_string()).unwrap();
-        let imported = common::verbatim(&data)
-            .arg("import")
-            .arg(&backup)
-            .output()
-            .unwrap();
-        assert!(imported.status.success(), "{imported:?}");
         let sign_in = if signed_in {
-            let out = common::verbatim(&data)
-                .args(["open", "--print-url"])
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{out:?}");
-            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+            sign_in_link(&data)
         } else {
             "-".to_owned()
         };
