@@ -533,6 +533,16 @@ fn pages_of_other_local_origins_change_nothing_and_what_they_receive_is_useless(
     }
 }
 
+/// The model `GET /v1/status` names as selected.
+async fn selected_model(router: &Router) -> serde_json::Value {
+    let (_, _, status) = send(
+        router,
+        request("GET", "/v1/status").body(Body::empty()).unwrap(),
+    )
+    .await;
+    status["model"].clone()
+}
+
 /// POST/DELETE `path` through `router`: status and JSON body.
 async fn call(router: &Router, method: &str, path: &str) -> (StatusCode, serde_json::Value) {
     let (status, _, body) = send(router, request(method, path).body(Body::empty()).unwrap()).await;
@@ -612,12 +622,7 @@ async fn the_pages_own_routes_select_download_and_remove_models() {
             serde_json::json!({"engine": "whisper", "model": "base", "downloaded": true})
         )
     );
-    let (_, _, status) = send(
-        &router,
-        request("GET", "/v1/status").body(Body::empty()).unwrap(),
-    )
-    .await;
-    assert_eq!(status["model"], "base");
+    assert_eq!(selected_model(&router).await, "base");
 
     // A model that is not downloaded is not selected; the selection stays.
     let (status, body) = call(&router, "POST", "/page/models/select?id=small").await;
@@ -626,12 +631,7 @@ async fn the_pages_own_routes_select_download_and_remove_models() {
         body["error"]["message"],
         "Model 'small' is not downloaded: download it first (verbatim models download small); the selection is unchanged"
     );
-    let (_, _, status) = send(
-        &router,
-        request("GET", "/v1/status").body(Body::empty()).unwrap(),
-    )
-    .await;
-    assert_eq!(status["model"], "base");
+    assert_eq!(selected_model(&router).await, "base");
 }
 
 #[tokio::test]
@@ -661,12 +661,7 @@ async fn removing_a_model_from_the_page_deletes_its_files_and_rotation_replaces_
     assert!(!models_dir.path().join("tiny.en").exists());
     let (_, body) = call(&router, "DELETE", "/page/models?id=tiny.en").await;
     assert_eq!(body["removed"], false);
-    let (_, _, status) = send(
-        &router,
-        request("GET", "/v1/status").body(Body::empty()).unwrap(),
-    )
-    .await;
-    assert_eq!(status["model"], "base");
+    assert_eq!(selected_model(&router).await, "base");
     // The last one: removed, nothing else to select.
     let (_, body) = call(&router, "DELETE", "/page/models?id=base").await;
     assert_eq!(body, serde_json::json!({"id": "base", "removed": true}));
