@@ -129,7 +129,7 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
     {
         use crate::store::PrefValue;
         let engine = crate::engine::catalog::find_model(model)
-            .map_or(crate::engine::sim::ENGINE_ID, |spec| spec.engine);
+            .map_or(crate::engine::sim::default_engine(), |spec| spec.engine);
         store.set_pref(
             &preferences::SELECTED_ENGINE,
             &PrefValue::Text(engine.into()),
@@ -153,14 +153,15 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
         config.data_dir.root().join(SIM_INSERTIONS_FILE),
     ));
     let sim = Arc::new(sim);
-    let engines: Vec<Arc<dyn Engine>> = vec![
-        Arc::new(crate::engine::sim::SimEngine::new(sim.clone())),
-        #[cfg(feature = "moonshine")]
-        Arc::new(crate::engine::sim::SimEngine::standing_in_for(
-            sim,
-            crate::engine::moonshine::MOONSHINE_ENGINE,
-        )),
-    ];
+    let engines = crate::engine::registry::ENGINES
+        .iter()
+        .map(|kind| -> Arc<dyn Engine> {
+            Arc::new(crate::engine::sim::SimEngine::standing_in_for(
+                sim.clone(),
+                kind.id,
+            ))
+        })
+        .collect();
     Ok(Parts {
         engines,
         devices,
@@ -172,25 +173,10 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
 /// Sim mode: what dictation would have typed, one JSON line per insertion, in the data folder.
 pub const SIM_INSERTIONS_FILE: &str = "sim-insertions.jsonl";
 
-/// The engines of this build: whisper and moonshine, each with the configured threads.
+/// The engines of this build (the registry's), each with the configured threads.
 fn real_engines(models: &ModelDir, store: &Store) -> Result<Vec<Arc<dyn Engine>>, StoreError> {
     let threads = store.pref_int(&preferences::WHISPER_THREADS)?.max(0) as usize;
-    #[cfg(not(feature = "whisper"))]
-    tracing::warn!("{}", crate::engine::EngineError::NotInBuild("whisper"));
-    let engines: Vec<Arc<dyn Engine>> = vec![
-        #[cfg(feature = "whisper")]
-        Arc::new(crate::engine::whisper::WhisperEngine::new(
-            models.clone(),
-            threads,
-        )),
-        #[cfg(feature = "moonshine")]
-        Arc::new(crate::engine::moonshine::MoonshineEngine::new(
-            models.clone(),
-            threads,
-        )),
-    ];
-    let _ = (models, threads);
-    Ok(engines)
+    Ok(crate::engine::registry::build_all(models, threads))
 }
 
 /// Shared state of the running application.

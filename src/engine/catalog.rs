@@ -1,24 +1,28 @@
 //! The models of every engine in this build, by id: where each is looked up, whether it is
-//! installed, and how it is downloaded and removed.
+//! installed, and how it is downloaded and removed, each through its engine's row of the
+//! registry.
 
 use std::io;
 
 use super::ModelSpec;
-use super::models::catalog::WHISPER_MODELS;
+use super::models::ModelDir;
 use super::models::fetch::DownloadError;
-use super::models::{ModelDir, download};
+use super::registry::{ENGINES, EngineKind};
 
-/// Every model of every engine, whisper's first.
+/// Every model of every engine, the default engine's first.
 pub fn all_models() -> impl Iterator<Item = &'static ModelSpec> {
-    let whisper = WHISPER_MODELS.iter();
-    #[cfg(feature = "moonshine")]
-    let whisper = whisper.chain(super::moonshine::MOONSHINE_MODELS.iter().map(|m| &m.spec));
-    whisper
+    ENGINES.iter().flat_map(|kind| (kind.models)())
 }
 
 /// The model with this id, whatever its engine.
 pub fn find_model(id: &str) -> Option<&'static ModelSpec> {
     all_models().find(|m| m.id == id)
+}
+
+/// The engine kind that runs `spec`; None for a model of an engine this build lacks (only a
+/// catalog outside the registry names one).
+fn kind_of(spec: &ModelSpec) -> Option<&'static EngineKind> {
+    super::registry::kind(spec.engine)
 }
 
 /// The model id closest to `typed` (a typo: `tiny-en`, `Base`, `tiny.en-q8`), when one is
@@ -53,35 +57,24 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Its files are in the models folder, complete.
 pub fn is_installed(models: &ModelDir, spec: &ModelSpec) -> bool {
-    #[cfg(feature = "moonshine")]
-    if let Some(model) = super::moonshine::moonshine_model(spec.id) {
-        return super::moonshine::is_installed(models, model);
-    }
-    models.is_installed(spec)
+    kind_of(spec).is_some_and(|kind| (kind.is_installed)(models, spec))
 }
 
 /// Where the model is installed: whisper's weights file, or a Moonshine model's folder.
 pub fn install_path(models: &ModelDir, spec: &ModelSpec) -> std::path::PathBuf {
-    #[cfg(feature = "moonshine")]
-    if let Some(model) = super::moonshine::moonshine_model(spec.id) {
-        return super::moonshine::folder(models, model);
+    match kind_of(spec) {
+        Some(kind) => (kind.install_path)(models, spec),
+        None => models.weights_path(spec),
     }
-    models.weights_path(spec)
 }
 
-/// Deletes the model's files (the ONNX Runtime library, shared by every Moonshine model,
-/// stays); true when something was there.
+/// Deletes the model's files (what its models share, such as the ONNX Runtime library of
+/// every Moonshine model, stays); true when something was there.
 pub fn remove(models: &ModelDir, spec: &ModelSpec) -> io::Result<bool> {
-    #[cfg(feature = "moonshine")]
-    if let Some(model) = super::moonshine::moonshine_model(spec.id) {
-        let folder = super::moonshine::folder(models, model);
-        return match std::fs::remove_dir_all(&folder) {
-            Ok(()) => Ok(true),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(err) => Err(err),
-        };
+    match kind_of(spec) {
+        Some(kind) => (kind.remove)(models, spec),
+        None => models.remove(spec),
     }
-    models.remove(spec)
 }
 
 /// Downloads what the model lacks from `base_url` (`transcribe::download_base_url`).
@@ -91,11 +84,10 @@ pub fn download_model(
     base_url: &str,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), DownloadError> {
-    #[cfg(feature = "moonshine")]
-    if let Some(model) = super::moonshine::moonshine_model(spec.id) {
-        return super::moonshine::install::download(models, model, base_url, progress);
+    match kind_of(spec) {
+        Some(kind) => (kind.download)(models, spec, base_url, progress),
+        None => Err(DownloadError::NotInBuild(spec.engine)),
     }
-    download(base_url, spec, models, progress)
 }
 
 #[cfg(test)]

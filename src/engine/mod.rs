@@ -1,14 +1,17 @@
 //! The Engine port, with its adapters `whisper` (whisper-rs), `moonshine` (ONNX Runtime) and `sim`
-//! (the replay engine); `models`
-//! holds the catalog and the weights on disk, `words` the
-//! engine-neutral assembly of timed words. Engines are blocking; the transcription service runs
+//! (the replay engine); `registry` the table of this build's engine kinds, `catalog` their
+//! models by id, `models` the weights on disk, `words` the engine-neutral assembly of timed
+//! words. Engines are blocking; the transcription service runs
 //! them on blocking threads.
 
 pub mod catalog;
+#[cfg(test)]
+mod example;
 pub mod guard;
 pub mod models;
 #[cfg(feature = "moonshine")]
 pub mod moonshine;
+pub mod registry;
 pub mod sim;
 #[cfg(feature = "whisper")]
 pub mod whisper;
@@ -237,8 +240,8 @@ pub enum EngineError {
     UnknownLanguage(String),
     #[error("transcription failed: {0}")]
     Failed(String),
-    #[error("the {0} engine is not in this build of Verbatim (build with --features {0})")]
-    NotInBuild(&'static str),
+    #[error("this build of Verbatim has no engine '{0}' (it has: {engines})", engines = registry::ids())]
+    NotInBuild(String),
     #[error("transcription stopped: nobody waits for it any more")]
     Cancelled,
     /// The engine cannot do what the request asks on this host (said to the client).

@@ -1,4 +1,4 @@
-//! The replay engine of sim mode, one per engine of the build (whisper, moonshine) with that
+//! The replay engine of sim mode, one per engine of the build (the registry's) with that
 //! engine's id and catalog, model states from the scenario,
 //! transcription replayed from the recorded corpus (verbatim-sim), the scenario's latency
 //! (cut short when the request is cancelled) and injected failures, and paced simulated
@@ -20,9 +20,13 @@ use super::{
 };
 use crate::cancel::Cancel;
 
-/// The engine sim mode answers as when a scenario names none, so clients see the same ids as
-/// in production.
-pub const ENGINE_ID: &str = "whisper";
+/// The engine sim mode answers as when a scenario names none: the build's default, so that
+/// clients see the same ids as in production.
+pub fn default_engine() -> &'static str {
+    super::registry::ENGINES
+        .first()
+        .map_or(super::models::catalog::WHISPER_ENGINE, |kind| kind.id)
+}
 
 pub struct SimEngine {
     sim: Arc<Simulation>,
@@ -35,9 +39,9 @@ pub struct SimEngine {
 }
 
 impl SimEngine {
-    /// The replay engine standing in for whisper.
+    /// The replay engine standing in for the build's default engine.
     pub fn new(sim: Arc<Simulation>) -> SimEngine {
-        SimEngine::standing_in_for(sim, ENGINE_ID)
+        SimEngine::standing_in_for(sim, default_engine())
     }
 
     /// The replay engine standing in for `engine` (its id and its models).

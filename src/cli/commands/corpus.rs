@@ -127,20 +127,7 @@ fn data_dir(globals: &Globals) -> Result<crate::discovery::DataDir, CliError> {
 }
 
 /// The real engine `id` of this build, on the data folder's models.
-fn real_engine(globals: &Globals, id: &'static str) -> Result<Arc<dyn Engine>, CliError> {
+fn real_engine(globals: &Globals, id: &str) -> Result<Arc<dyn Engine>, CliError> {
     let models = crate::app::model_dir(&data_dir(globals)?);
-    match id {
-        #[cfg(feature = "whisper")]
-        "whisper" => Ok(Arc::new(crate::engine::whisper::WhisperEngine::new(
-            models, 0,
-        ))),
-        #[cfg(feature = "moonshine")]
-        "moonshine" => Ok(Arc::new(crate::engine::moonshine::MoonshineEngine::new(
-            models, 0,
-        ))),
-        _ => {
-            let _ = models;
-            Err(CliError::local(crate::engine::EngineError::NotInBuild(id)))
-        }
-    }
+    crate::engine::registry::build(id, models).map_err(CliError::local)
 }

@@ -42,22 +42,13 @@ pub enum TaskArg {
     Translate,
 }
 
-/// The `--engine` values: the engines this build knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineArg {
-    /// whisper.cpp with a Whisper model.
-    Whisper,
-    /// Moonshine on ONNX Runtime (English).
-    Moonshine,
-}
-
-impl EngineArg {
-    fn id(self) -> &'static str {
-        match self {
-            EngineArg::Whisper => "whisper",
-            EngineArg::Moonshine => "moonshine",
-        }
-    }
+/// The `--engine` values: the engines of this build's registry, each with what it is.
+fn engine_values() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        crate::engine::registry::ENGINES
+            .iter()
+            .map(|kind| clap::builder::PossibleValue::new(kind.id).help(kind.about)),
+    )
 }
 
 #[derive(Debug, clap::Args)]
@@ -80,8 +71,8 @@ pub struct TranscribeArgs {
     #[arg(long)]
     pub prompt: Option<String>,
     /// Engine to transcribe with (default: the selected one).
-    #[arg(long, value_enum)]
-    pub engine: Option<EngineArg>,
+    #[arg(long, value_parser = engine_values())]
+    pub engine: Option<String>,
     /// Model to transcribe with, e.g. `tiny.en` or `base` (default: the selected one; see
     /// `verbatim models`).
     #[arg(long)]
@@ -318,7 +309,7 @@ fn options(args: &TranscribeArgs) -> TranscribeOptions {
             ResponseFormat::Json
         },
         prompt: args.prompt.clone(),
-        engine: args.engine.map(|engine| engine.id().to_string()),
+        engine: args.engine.clone(),
         model: args.model.clone(),
         apply_corrections: args.no_corrections.then_some(false),
         vad: args.no_vad.then_some(false),

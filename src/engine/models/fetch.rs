@@ -73,6 +73,8 @@ pub enum DownloadError {
     Busy { file: String },
     #[error("cannot write the model into {dir}: {cause}")]
     Io { dir: String, cause: String },
+    #[error("this build of Verbatim has no {0} engine to run the model")]
+    NotInBuild(&'static str),
 }
 
 /// Downloads `spec` from `base_url` into `models`, checked against its catalog pin;

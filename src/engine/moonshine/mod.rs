@@ -20,11 +20,13 @@ use super::{
 pub mod catalog;
 mod copies;
 pub mod install;
+mod kind;
 mod model;
 pub mod runtime;
 pub mod tokenizer;
 
 pub use catalog::{MOONSHINE_ENGINE, MOONSHINE_MODELS, MoonshineModel, moonshine_model};
+pub use kind::KIND;
 
 use copies::Copies;
 

@@ -20,6 +20,7 @@ use language::Requested;
 mod callbacks;
 mod context;
 mod decode;
+mod kind;
 mod language;
 mod log;
 mod pass;
@@ -29,11 +30,12 @@ mod tokens;
 mod window;
 mod workers;
 
+pub use kind::KIND;
 pub use pass::Retries;
 pub use recovery::{Recovery, Retry};
 pub use window::{DEFAULT_FLOOR_FRAMES, EncoderWindow, FULL_WINDOW_FRAMES, WINDOW_STEP_FRAMES};
 
-pub const ENGINE_ID: &str = "whisper";
+pub use super::models::catalog::WHISPER_ENGINE as ENGINE_ID;
 
 struct Loaded {
     path: PathBuf,
