@@ -65,6 +65,7 @@ fn model_list(app: &App) -> Result<ModelList, ApiError> {
                 downloaded: Some(offer.downloaded),
                 loaded: Some(offer.loaded),
                 capabilities: Some(capabilities(offer.spec)),
+                unavailable: crate::engine::registry::unavailable(offer.spec),
             })
         })
         .collect();

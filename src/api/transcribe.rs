@@ -272,7 +272,9 @@ impl From<TranscribeError> for ApiError {
             E::NoEngineSelected | E::DownloadFailed { .. } => {
                 ApiError::ServiceUnavailable(err.to_string())
             }
-            E::NotConfigured(_) | E::NotDownloaded { .. } => ApiError::Conflict(err.to_string()),
+            E::NotConfigured(_) | E::NotDownloaded { .. } | E::Unavailable { .. } => {
+                ApiError::Conflict(err.to_string())
+            }
             E::Busy { retry_after_secs } => ApiError::EngineBusy { retry_after_secs },
             E::Store(store) => store.into(),
             E::Internal { short, detail } => ApiError::internal(short, detail),

@@ -77,17 +77,24 @@ pub fn remove(models: &ModelDir, spec: &ModelSpec) -> io::Result<bool> {
     }
 }
 
-/// Downloads what the model lacks from `base_url` (`transcribe::download_base_url`).
+/// Downloads what the model lacks from `base_url` (`transcribe::download_base_url`); refused,
+/// with nothing fetched, for a model whose engine cannot run on this machine.
 pub fn download_model(
     models: &ModelDir,
     spec: &'static ModelSpec,
     base_url: &str,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), DownloadError> {
-    match kind_of(spec) {
-        Some(kind) => (kind.download)(models, spec, base_url, progress),
-        None => Err(DownloadError::NotInBuild(spec.engine)),
+    let Some(kind) = kind_of(spec) else {
+        return Err(DownloadError::NotInBuild(spec.engine));
+    };
+    if let Some(why) = (kind.unavailable)() {
+        return Err(DownloadError::Unavailable {
+            model: spec.id,
+            why,
+        });
     }
+    (kind.download)(models, spec, base_url, progress)
 }
 
 #[cfg(test)]

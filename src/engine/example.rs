@@ -1,6 +1,8 @@
 //! An engine for tests, registered in one row of the registry (under `cfg(test)`) and nowhere
 //! else: it shows that a new engine reaches `GET /v1/models`, the CLI's `--engine`, `doctor`
 //! and transcription through its folder and its row alone. It says how long the audio was.
+//! Its twin `ELSEWHERE` is an engine whose runtime cannot run on this machine: its models are
+//! listed as unavailable, and never downloaded.
 
 use std::io;
 use std::sync::Arc;
@@ -52,7 +54,34 @@ pub const KIND: EngineKind = EngineKind {
         Ok(())
     },
     check,
-    build: |models, _threads| -> Arc<dyn Engine> { Arc::new(ExampleEngine { models }) },
+    unavailable: || None,
+    build: |models, _threads| -> Arc<dyn Engine> {
+        Arc::new(ExampleEngine {
+            models,
+            kind: &KIND,
+        })
+    },
+};
+
+static ELSEWHERE_MODELS: [ModelSpec; 1] = [ModelSpec {
+    id: "elsewhere-clock",
+    engine: "elsewhere",
+    ..MODELS[0]
+}];
+
+/// The example engine as built for another machine.
+pub const ELSEWHERE: EngineKind = EngineKind {
+    id: "elsewhere",
+    about: "an engine for tests whose runtime cannot run here",
+    models: || ELSEWHERE_MODELS.iter().collect(),
+    unavailable: || Some("its runtime is built for another machine".into()),
+    build: |models, _threads| -> Arc<dyn Engine> {
+        Arc::new(ExampleEngine {
+            models,
+            kind: &ELSEWHERE,
+        })
+    },
+    ..KIND
 };
 
 fn check(models: &ModelDir, spec: &'static ModelSpec) -> ModelCheck {
@@ -73,19 +102,20 @@ fn check(models: &ModelDir, spec: &'static ModelSpec) -> ModelCheck {
 
 struct ExampleEngine {
     models: ModelDir,
+    kind: &'static EngineKind,
 }
 
 impl Engine for ExampleEngine {
     fn id(&self) -> &'static str {
-        ENGINE
+        self.kind.id
     }
 
     fn models(&self) -> Vec<ModelOffer> {
-        MODELS
-            .iter()
+        (self.kind.models)()
+            .into_iter()
             .map(|spec| ModelOffer {
                 spec,
-                downloaded: (KIND.is_installed)(&self.models, spec),
+                downloaded: (self.kind.is_installed)(&self.models, spec),
                 loaded: false,
             })
             .collect()
@@ -96,7 +126,7 @@ impl Engine for ExampleEngine {
         model: &str,
         request: &EngineRequest<'_>,
     ) -> Result<EngineOutput, EngineError> {
-        if !MODELS.iter().any(|spec| spec.id == model) {
+        if !(self.kind.models)().iter().any(|spec| spec.id == model) {
             return Err(EngineError::UnknownModel(model.into()));
         }
         let segments = request
@@ -247,5 +277,72 @@ mod tests {
                 .contains("2.0 seconds"),
             "{transcript}"
         );
+    }
+
+    /// An engine that cannot run on this machine is listed with the reason and its models are
+    /// refused for download, by the API (409) and by the catalog the CLI downloads through,
+    /// with nothing written.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_engine_that_cannot_run_here_is_listed_unavailable_and_never_downloaded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut config = Config::new(DataDir::at(tmp.path().join("data")), Backends::Real, false);
+        config.models = super::ModelDir::new(tmp.path().join("models"));
+        let models = config.models.clone();
+        let app = App::build(config).unwrap();
+        let port = 8978;
+        let request = |method: &str, uri: &str| {
+            Request::builder()
+                .method(method)
+                .uri(uri)
+                .header("host", format!("127.0.0.1:{port}"))
+                .body(Body::empty())
+                .unwrap()
+        };
+        let router = crate::api::router(app.clone(), port);
+        let answer = router
+            .clone()
+            .oneshot(request("GET", "/v1/models"))
+            .await
+            .unwrap();
+        let body = axum::body::to_bytes(answer.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let list: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let entries = list["models"].as_array().unwrap();
+        let elsewhere = entries
+            .iter()
+            .find(|m| m["id"] == "elsewhere-clock")
+            .unwrap();
+        assert_eq!(
+            elsewhere["unavailable"], "its runtime is built for another machine",
+            "{elsewhere}"
+        );
+        let example = entries.iter().find(|m| m["id"] == "example-clock").unwrap();
+        assert!(example.get("unavailable").is_none(), "{example}");
+
+        let answer = router
+            .oneshot(request("POST", "/page/models/download?id=elsewhere-clock"))
+            .await
+            .unwrap();
+        let status = answer.status();
+        let body = axum::body::to_bytes(answer.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let body = String::from_utf8_lossy(&body);
+        assert_eq!(status, 409, "{body}");
+        assert!(
+            body.contains("cannot run on this machine: its runtime is built for another machine"),
+            "{status} {body}"
+        );
+        let spec = crate::engine::catalog::find_model("elsewhere-clock").unwrap();
+        let refused = crate::engine::catalog::download_model(&models, spec, "", &mut |_, _| {});
+        assert!(
+            matches!(
+                refused,
+                Err(crate::engine::models::DownloadError::Unavailable { .. })
+            ),
+            "{refused:?}"
+        );
+        assert!(!tmp.path().join("models").join("elsewhere-clock").exists());
     }
 }

@@ -31,6 +31,10 @@ pub struct EngineKind {
     pub download: DownloadFn,
     /// Checks an installed model without loading it (`verbatim doctor`).
     pub check: fn(&ModelDir, &'static ModelSpec) -> ModelCheck,
+    /// Why the engine cannot run on this machine (its runtime is built for another platform),
+    /// None where it can: its models are then listed as unavailable, with this reason, and
+    /// never downloaded.
+    pub unavailable: fn() -> Option<String>,
     /// The engine on a models folder, with this many inference threads (0: every CPU).
     pub build: fn(ModelDir, usize) -> Arc<dyn Engine>,
 }
@@ -73,11 +77,18 @@ pub const ENGINES: &[EngineKind] = &[
     super::moonshine::KIND,
     #[cfg(test)]
     super::example::KIND,
+    #[cfg(test)]
+    super::example::ELSEWHERE,
 ];
 
 /// The engine kind `id`, when this build has it.
 pub fn kind(id: &str) -> Option<&'static EngineKind> {
     ENGINES.iter().find(|kind| kind.id == id)
+}
+
+/// Why the engine of `spec` cannot run here; None where it can.
+pub fn unavailable(spec: &ModelSpec) -> Option<String> {
+    kind(spec.engine).and_then(|kind| (kind.unavailable)())
 }
 
 /// The ids of this build's engines, for messages ("whisper, moonshine").

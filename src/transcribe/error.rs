@@ -53,6 +53,9 @@ pub enum TranscribeError {
         "Model '{model}' is not downloaded: download it first (verbatim models download {model}); the selection is unchanged"
     )]
     NotDownloaded { model: &'static str },
+    /// The model's engine cannot run on this machine (its runtime is built for another one).
+    #[error("Model '{model}' cannot run on this machine: {why}. Nothing was downloaded.")]
+    Unavailable { model: &'static str, why: String },
     #[error("Downloading model '{model}' failed: {cause}. Try again later.")]
     DownloadFailed { model: &'static str, cause: String },
     /// Every slot is taken and the queue is full.

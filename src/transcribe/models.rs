@@ -53,6 +53,12 @@ impl Transcriber {
         engine: Arc<dyn Engine>,
         spec: &'static ModelSpec,
     ) -> Result<(), TranscribeError> {
+        if let Some(why) = crate::engine::registry::unavailable(spec) {
+            return Err(TranscribeError::Unavailable {
+                model: spec.id,
+                why,
+            });
+        }
         let store = self.store().clone();
         let base_url = blocking("reading the preferences", move || {
             Ok(super::download_base_url(&store, spec)?)

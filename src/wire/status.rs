@@ -33,6 +33,10 @@ pub struct ModelEntry {
     /// What the model can do (third wave; additive, so absent from older servers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capabilities: Option<ModelCapabilities>,
+    /// Why the model cannot run on this machine (its engine's runtime is built for another);
+    /// absent where it can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
 }
 
 /// `capabilities` of a model entry: its languages and what it can do beyond transcribing them.

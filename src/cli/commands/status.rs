@@ -97,6 +97,7 @@ mod tests {
                     downloaded: Some(downloaded),
                     loaded: Some(loaded),
                     capabilities: None,
+                    unavailable: None,
                 })
                 .collect(),
         }

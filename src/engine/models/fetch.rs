@@ -75,6 +75,8 @@ pub enum DownloadError {
     Io { dir: String, cause: String },
     #[error("this build of Verbatim has no {0} engine to run the model")]
     NotInBuild(&'static str),
+    #[error("{model} cannot run on this machine: {why}; nothing was downloaded")]
+    Unavailable { model: &'static str, why: String },
 }
 
 /// Downloads `spec` from `base_url` into `models`, checked against its catalog pin;

@@ -22,6 +22,7 @@ pub const KIND: EngineKind = EngineKind {
     remove,
     download,
     check,
+    unavailable: runtime::host_problem,
     build: |models, threads| -> Arc<dyn Engine> { Arc::new(MoonshineEngine::new(models, threads)) },
 };
 

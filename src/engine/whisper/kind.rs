@@ -19,6 +19,7 @@ pub const KIND: EngineKind = EngineKind {
     remove: |models, spec| models.remove(spec),
     download: |models, spec, base_url, progress| download(base_url, spec, models, progress),
     check,
+    unavailable: || None,
     build: |models, threads| -> Arc<dyn Engine> { Arc::new(WhisperEngine::new(models, threads)) },
 };
 
