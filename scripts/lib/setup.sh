@@ -8,7 +8,7 @@
 # (libxml2-utils) to validate the conformance kit's JUnit report. The first list is what the
 # build needs; scripts/test installs the second while it builds.
 VERBATIM_BUILD_APT_PACKAGES=(build-essential pkg-config cmake libclang-dev libasound2-dev libopus-dev)
-VERBATIM_TOOL_APT_PACKAGES=(python3-pip unzip espeak-ng sox ffmpeg xvfb xclip xdotool libxml2-utils)
+VERBATIM_TOOL_APT_PACKAGES=(python3-pip unzip espeak-ng sox ffmpeg xvfb xclip xdotool libxml2-utils dpkg-dev lintian desktop-file-utils)
 VERBATIM_APT_PACKAGES=("${VERBATIM_BUILD_APT_PACKAGES[@]}" "${VERBATIM_TOOL_APT_PACKAGES[@]}")
 
 # The sound server and its command-line tools for the real-capture tests, installed by

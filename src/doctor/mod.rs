@@ -7,6 +7,7 @@ mod desktop;
 mod limits;
 mod model;
 mod port;
+pub mod program;
 mod sound;
 
 use std::path::PathBuf;
@@ -177,6 +178,7 @@ pub fn insertion_problem(context: &Context) -> Option<(String, String)> {
 pub fn run(context: &Context) -> Report {
     let settings = Settings::read(&context.data_dir);
     let mut checks = vec![
+        program::program(),
         data::data_folder(&context.data_dir, settings.unreadable.as_deref()),
         data::discovery_file(&context.data_dir),
         port::port(context, settings.port),

@@ -209,6 +209,7 @@ mod tests {
             dev: false,
             port: None,
             environment: vec![],
+            packaged: false,
         };
         let options = InstallOptions {
             enable: true,

@@ -33,9 +33,25 @@ pub struct UnitSpec {
     pub port: Option<u16>,
     /// `NAME=value` pairs, in order.
     pub environment: Vec<(String, String)>,
+    /// The unit a package installs for every user (`/usr/lib/systemd/user/`), which runs with
+    /// the user manager's environment; false: one `verbatim service install` writes for one
+    /// user, with that session's variables.
+    pub packaged: bool,
 }
 
 impl UnitSpec {
+    /// The unit a package installs: `executable serve`, with the user manager's environment
+    /// (desktop sessions import their display and sound server variables into it).
+    pub fn packaged(executable: impl Into<PathBuf>) -> UnitSpec {
+        UnitSpec {
+            executable: executable.into(),
+            dev: false,
+            port: None,
+            environment: Vec::new(),
+            packaged: true,
+        }
+    }
+
     /// The values [`PASSED_VARIABLES`] have in `lookup` (empty ones left out).
     pub fn environment_from(lookup: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
         PASSED_VARIABLES
@@ -67,12 +83,23 @@ impl UnitSpec {
                 )
             })
             .collect();
-        format!(
+        let header = if self.packaged {
+            "\
+# Installed by the verbatim package for every user: `systemctl --user enable --now verbatim`
+# starts it now and at each login. It runs with the user manager's environment, which desktop
+# sessions fill (display, sound server); `verbatim service install` writes a unit of your own,
+# with your session's variables, that takes its place.
+"
+        } else {
             "\
 # Written by `verbatim service install`; `verbatim service uninstall` removes it.
 # The Environment= lines are the session's at install time: run the install again after
 # the display or sound server changes.
-[Unit]
+"
+        };
+        format!(
+            "\
+{header}[Unit]
 Description=Verbatim speech-to-text server{dev}
 After=graphical-session.target pipewire-pulse.service pulseaudio.service
 StartLimitIntervalSec=60
@@ -123,7 +150,24 @@ mod tests {
             dev: false,
             port: None,
             environment: vec![("DISPLAY".into(), ":0".into())],
+            packaged: false,
         }
+    }
+
+    #[test]
+    fn the_packaged_unit_runs_the_installed_program_with_the_managers_environment() {
+        let text = UnitSpec::packaged("/usr/bin/verbatim").render();
+        assert!(
+            text.lines()
+                .any(|l| l == "ExecStart=/usr/bin/verbatim serve"),
+            "{text}"
+        );
+        assert!(!text.contains("Environment="), "{text}");
+        assert!(
+            text.contains("systemctl --user enable --now verbatim"),
+            "{text}"
+        );
+        assert!(!text.contains("Written by"), "{text}");
     }
 
     #[test]

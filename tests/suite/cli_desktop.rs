@@ -305,7 +305,8 @@ fn systemd_analyze_verifies_the_written_unit() {
 }
 
 /// The names of every check, in order.
-const CHECKS: [&str; 11] = [
+const CHECKS: [&str; 12] = [
+    "program",
     "data folder",
     "discovery file",
     "port",
@@ -353,6 +354,11 @@ fn doctor_reports_every_check_and_its_exit_code_follows_the_failures() {
     assert!(printed.contains("FAIL  model"), "{printed}");
     assert!(printed.contains("fix: verbatim models download tiny.en"));
     assert!(printed.contains("Not ready for dictation"));
+    // The suite's build is run from where it is, not installed from the package.
+    assert!(
+        printed.contains("not installed from a package"),
+        "{printed}"
+    );
     assert!(text(&out.stderr).contains("dictation is not ready"));
 
     let (code, report) = doctor_json(&mut verbatim(home.path()));

@@ -104,6 +104,8 @@ fn the_cli_downloads_over_https_with_the_ca_of_ssl_cert_file_and_resumes_after_a
     );
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
     let installed = answer["path"].as_str().unwrap();
+    // A first model is selected at once.
+    assert_eq!(answer["selected"], true, "{answer}");
     assert_eq!(std::fs::read(installed).unwrap(), body);
     assert_eq!(model_files(home.path()), ["tiny.en"]);
     assert!(

@@ -44,6 +44,7 @@ mod moonshine;
 mod multilingual;
 mod openai_api;
 mod ort_format;
+mod package;
 mod real_capture;
 mod real_sessions;
 mod realtime;

@@ -324,12 +324,7 @@ fn verbatim_open_prints_a_link_that_signs_in_once() {
     let url = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     let prefix = format!("http://127.0.0.1:{port}/login?code=");
     assert!(url.starts_with(&prefix), "{url}");
-    let agent = ureq::Agent::config_builder()
-        .proxy(None)
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
+    let agent = agent_that_stays();
     let answer = agent.get(&url).call().unwrap();
     assert_eq!(answer.status(), 303);
     assert!(
@@ -362,6 +357,72 @@ fn verbatim_open_prints_a_link_that_signs_in_once() {
         .unwrap();
     assert!(!out.status.success());
     assert!(out.stdout.is_empty());
+}
+
+/// A client that shows redirects instead of following them, and answers of any status.
+fn agent_that_stays() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .proxy(None)
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
+}
+
+/// Stops the process `0` (a server a test started through the CLI) when dropped.
+struct StopOnDrop(u32);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: kill only sends a signal to the process the test started.
+        unsafe { libc::kill(self.0 as i32, libc::SIGTERM) };
+    }
+}
+
+/// `open --start` (the desktop entry's command) starts a server in the background when none
+/// answers, waits for it, and hands out a link to it; the server's log goes to the data folder.
+#[test]
+fn open_start_starts_a_server_when_none_answers() {
+    let home = tempfile::tempdir().unwrap();
+    let port = common::closed_port();
+    let out = common::verbatim(home.path())
+        .args([
+            "--port",
+            &port.to_string(),
+            "open",
+            "--print-url",
+            "--start",
+        ])
+        .env("VERBATIM_MODELS_DIR", home.path().join("models"))
+        .output()
+        .unwrap();
+    let discovery = verbatim::discovery::read(&verbatim::discovery::DataDir::at(home.path()));
+    // The server outlives the command: stop it whatever the assertions say.
+    let _stop = discovery.as_ref().map(|d| StopOnDrop(d.pid));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let link = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        link.starts_with(&format!("http://127.0.0.1:{port}/login?code=")),
+        "{link}"
+    );
+    let discovery = discovery.expect("the started server publishes its discovery file");
+    assert_eq!(discovery.port, port);
+    let agent = agent_that_stays();
+    let answer = agent.get(link.trim()).call().unwrap();
+    assert_eq!(
+        answer.status(),
+        303,
+        "the link signs in to the started server"
+    );
+    let log = std::fs::read_to_string(home.path().join("serve.log")).unwrap();
+    assert!(
+        log.contains(&format!("listening on http://127.0.0.1:{port}")),
+        "{log}"
+    );
 }
 
 /// The Python with Selenium that scripts/test installs (`VERBATIM_TEST_BROWSER_PYTHON`).

@@ -109,13 +109,13 @@ pub(super) fn import(
 }
 
 /// What installing a model did to the selection.
-struct Selection {
-    selected: bool,
-    note: String,
+pub(super) struct Selection {
+    pub selected: bool,
+    pub note: String,
 }
 
 /// Selects `spec` when no installed model is selected; otherwise says how to select it.
-fn select_if_none(
+pub(super) fn select_if_none(
     globals: &Globals,
     spec: &'static crate::engine::ModelSpec,
 ) -> Result<Selection, CliError> {

@@ -122,10 +122,13 @@ fn download(globals: &Globals, id: &str) -> Result<(), CliError> {
     bar.finish_and_clear();
     result.map_err(CliError::local)?;
     let path = catalog::install_path(&models, spec);
+    // A first model is selected at once: on a new machine, download then transcribe.
+    let selection = super::model_import::select_if_none(globals, spec)?;
     if globals.json {
-        print_json(&json!({"id": spec.id, "path": path}));
+        print_json(&json!({"id": spec.id, "path": path, "selected": selection.selected}));
     } else {
         println!("Downloaded {} to {}", spec.id, path.display());
+        println!("{}", selection.note);
     }
     Ok(())
 }
@@ -177,9 +180,13 @@ fn remove(globals: &Globals, id: &str, force: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-/// A model's state in words: `not downloaded`, `downloaded` or `loaded`, then `, selected`.
+/// A model's state in words: `not downloaded`, `downloaded` or `loaded`, then `, selected`;
+/// `unavailable: <why>` for a model that cannot run on this machine.
 /// (A server that does not say whether it is downloaded: `ready` or `not configured`.)
 fn state(model: &ModelEntry) -> String {
+    if let Some(why) = &model.unavailable {
+        return format!("unavailable: {why}");
+    }
     let base = match (model.loaded, model.downloaded) {
         (Some(true), _) => "loaded",
         (_, Some(true)) => "downloaded",

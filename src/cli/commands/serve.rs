@@ -54,6 +54,7 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
             .map_err(CliError::local)? as u16,
     };
     let token_required = app.token_required().map_err(CliError::local)?;
+    let no_model = backends == Backends::Real && no_model_installed(&app);
     let hotkeys = hotkeys::plan(&hotkeys::SessionVars::from_env(), !args.no_hotkeys);
     let hotkeys_app = app.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -86,11 +87,27 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
                 "not required"
             };
             tracing::info!("{kind} listening on http://127.0.0.1:{port} (token {token})");
+            if no_model {
+                tracing::warn!("{NO_MODEL_HINT}");
+            }
             // Now that this server holds the data folder's lock: a second one must not grab
             // keys. The backends run on their own until the process ends.
             hotkeys::start(hotkeys_app, hotkeys);
         }))
         .map_err(CliError::local)
+}
+
+/// Said once at start on a machine with no model yet (a first run): the one command that gets
+/// one.
+pub const NO_MODEL_HINT: &str = "no model is installed yet: `verbatim models download tiny.en` \
+     gets one (`verbatim models import FILE` adds a ggml file you have)";
+
+/// No engine has any model installed (reads each model's files: before serving).
+fn no_model_installed(app: &crate::app::App) -> bool {
+    !app.transcriber
+        .engines()
+        .iter()
+        .any(|engine| engine.models().iter().any(|offer| offer.downloaded))
 }
 
 /// The log filter unless `RUST_LOG` says otherwise. The PulseAudio client's reactor logs an

@@ -1,4 +1,4 @@
-//! `verbatim service install [--no-enable] [--no-start] | uninstall | status`: the systemd user
+//! `verbatim service install [--no-enable] [--no-start] | uninstall | status | unit`: the systemd user
 //! unit that keeps `verbatim serve` running in the background (see [`crate::service`]).
 //!
 //! Writing the unit is the part that must succeed (exit 1 otherwise). When the user's service
@@ -27,6 +27,16 @@ pub enum ServiceCommand {
     Uninstall,
     /// Show whether the unit is installed, enabled and running, and what the server answers.
     Status,
+    /// Print the unit `install` would write, or with `--packaged` the one a package installs
+    /// for every user (no session variables).
+    Unit {
+        /// The program the unit runs (default: this one).
+        #[arg(long, value_name = "PATH")]
+        executable: Option<std::path::PathBuf>,
+        /// The unit of a package, for `/usr/lib/systemd/user/`.
+        #[arg(long)]
+        packaged: bool,
+    },
 }
 
 pub fn run(globals: &Globals, command: ServiceCommand) -> Result<(), CliError> {
@@ -37,15 +47,7 @@ pub fn run(globals: &Globals, command: ServiceCommand) -> Result<(), CliError> {
             no_enable,
             no_start,
         } => {
-            let executable = std::env::current_exe()
-                .and_then(|exe| exe.canonicalize())
-                .map_err(|e| CliError::Local(format!("cannot find this program's path: {e}")))?;
-            let spec = UnitSpec {
-                executable,
-                dev: globals.dev,
-                port: globals.port,
-                environment: UnitSpec::environment_from(|name| std::env::var(name).ok()),
-            };
+            let spec = session_unit(globals, this_program()?);
             let options = InstallOptions {
                 enable: !no_enable,
                 start: !no_enable && !no_start,
@@ -91,8 +93,42 @@ pub fn run(globals: &Globals, command: ServiceCommand) -> Result<(), CliError> {
             explain_steps_left(&removal.steps);
         }
         ServiceCommand::Status => status(globals, &path, &systemctl),
+        ServiceCommand::Unit {
+            executable,
+            packaged,
+        } => {
+            let executable = match executable {
+                Some(path) => path,
+                None => this_program()?,
+            };
+            let spec = if packaged {
+                UnitSpec::packaged(executable)
+            } else {
+                session_unit(globals, executable)
+            };
+            print!("{}", spec.render());
+        }
     }
     Ok(())
+}
+
+/// This program's absolute path.
+fn this_program() -> Result<std::path::PathBuf, CliError> {
+    std::env::current_exe()
+        .and_then(|exe| exe.canonicalize())
+        .map_err(|e| CliError::Local(format!("cannot find this program's path: {e}")))
+}
+
+/// The unit of one user's session: `executable` with the global options and this session's
+/// variables.
+fn session_unit(globals: &Globals, executable: std::path::PathBuf) -> UnitSpec {
+    UnitSpec {
+        executable,
+        dev: globals.dev,
+        port: globals.port,
+        environment: UnitSpec::environment_from(|name| std::env::var(name).ok()),
+        packaged: false,
+    }
 }
 
 /// The manager's answers for the unit, and the server's `/v1/status`.
