@@ -260,8 +260,8 @@ fn apt(args: &[&str], package: Option<&Path>) {
     run(&mut command);
 }
 
-/// A user with no checkout installs the package, imports a model, serves, transcribes a real
-/// recording and reads doctor; `apt remove` and then `apt purge` leave none of the package's
+/// A user with no checkout installs the package and reads doctor, serves (told which command
+/// gets a model), imports a model, transcribes a real recording and gets the page's link; `apt remove` and then `apt purge` leave none of the package's
 /// files and the user's data as it was.
 #[test]
 fn installed_from_the_package_a_user_serves_transcribes_and_removal_leaves_nothing() {
@@ -298,34 +298,36 @@ fn installed_from_the_package_a_user_serves_transcribes_and_removal_leaves_nothi
         text(&doctor.stderr)
     );
 
-    let weights = user.give(&common::weights(&models, "tiny.en"), "ggml-tiny.en.bin");
-    run(user.verbatim().args(["models", "import"]).arg(&weights));
-    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/real-goforward.wav");
-    let clip = user.give(&clip, "goforward.wav");
-
+    // A first run: no model yet, and the server says which command gets one.
     let port = common::closed_port();
+    let log = user.home.path().join("serve.log");
     let mut server = user
         .verbatim()
         .args(["--port", &port.to_string(), "serve", "--no-hotkeys"])
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !user
-        .verbatim()
-        .args(["--port", &port.to_string(), "status"])
-        .output()
-        .unwrap()
-        .status
-        .success()
-    {
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
             Instant::now() < deadline,
-            "the installed server did not answer"
+            "the installed server did not answer: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        said.lines().any(|l| l.contains("no model is installed yet")
+            && l.contains("verbatim models download tiny.en")),
+        "{said}"
+    );
+
+    let weights = user.give(&common::weights(&models, "tiny.en"), "ggml-tiny.en.bin");
+    run(user.verbatim().args(["models", "import"]).arg(&weights));
+    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/real-goforward.wav");
+    let clip = user.give(&clip, "goforward.wav");
     let heard = run(user
         .verbatim()
         .args(["--port", &port.to_string(), "transcribe"])
@@ -335,6 +337,21 @@ fn installed_from_the_package_a_user_serves_transcribes_and_removal_leaves_nothi
         heard.contains("forward") && heard.contains("meters"),
         "{heard}"
     );
+    let link = run(user
+        .verbatim()
+        .args(["--port", &port.to_string(), "open", "--print-url"]));
+    let link = text(&link.stdout);
+    assert!(
+        link.starts_with(&format!("http://127.0.0.1:{port}/login?code=")),
+        "{link}"
+    );
+    if has_program("man") {
+        let page = run(Command::new("man").args(["-w", "verbatim-transcribe"]));
+        assert_eq!(
+            text(&page.stdout).trim(),
+            "/usr/share/man/man1/verbatim-transcribe.1.gz"
+        );
+    }
     let _ = Command::new("pkill").args(["-u", &user.user]).status();
     let _ = server.wait();
 
