@@ -4,7 +4,8 @@
 //! repeated pattern, a text that compresses over 2.4, a run of six words said twice or a
 //! segment faster than speech, with the model people get (tiny.en q8_0), and the real voices
 //! (as they are and with quiet after them) on every weight type of tiny.en and on base; a real recording that makes tiny.en
-//! loop through a 5 s window is heard again through a wider one and reads right, and without
+//! loop through a 5 s window is heard again through a wider one and reads right (so is one whose
+//! fitted window makes every tiny.en say its last phrase twice), and without
 //! retries (or in a provisional pass of live audio) its loop is cut out; a provisional pass
 //! shows the words of an open chunk whose edge cuts a word, where a committed pass would take
 //! them for silence, and noise stays silent either way.
@@ -233,6 +234,40 @@ fn a_real_voice_that_loops_in_a_short_window_is_heard_again_and_reads_right() {
     let retries = live.retries();
     assert_eq!((retries.passes, retries.cut), (0, 1), "{retries:?}");
     check_no_loop(&output, "provisional");
+}
+
+/// A reader trimmed to her last word (LJSpeech's LJ001-0003): every weight type of tiny.en,
+/// through a window that ends where her voice does, reads her last phrase twice ("... by a
+/// similar process, by a similar process."); the chunk is heard again through a wider window,
+/// which says it once.
+#[test]
+fn a_voice_trimmed_to_its_last_word_has_its_last_phrase_said_once() {
+    let Some(models) = test_models() else { return };
+    let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
+    let clip = corpus.clip("real-similar-process").unwrap();
+    for model in ["tiny.en", DEFAULT_MODEL, "tiny.en-q5_1"] {
+        assert!(
+            common::installed(&models, model),
+            "scripts/test installs {model}"
+        );
+        let engine = WhisperEngine::new(models.clone(), common::ENGINE_THREADS);
+        let output = hear_clip(&engine, model, clip, true, Task::Transcribe, false);
+        assert!(
+            !guard::ends_in_its_last_words_twice(&output.text),
+            "{model}: {}",
+            output.text
+        );
+        let retries = engine.retries();
+        assert!(
+            retries.chunks >= 1 && retries.cut == 0,
+            "{model}: {retries:?}: the fitted window no longer says the end twice"
+        );
+        let (errors, words) = word_errors(
+            &normalize_numbers(&clip.entry.text),
+            &normalize_numbers(&output.text),
+        );
+        assert!(errors <= 2, "{model}: {errors} of {words}: {}", output.text);
+    }
 }
 
 #[test]

@@ -13,7 +13,9 @@ use super::Segment;
 use super::words::compression_ratio;
 
 pub use cut::{cut_loops, within_time};
-pub use repetition::{Repetition, ends_in_loop, repetition, says_its_start_again};
+pub use repetition::{
+    Repetition, ends_in_its_last_words_twice, ends_in_loop, repetition, says_its_start_again,
+};
 use repetition::{repeated_segment, word_repetition};
 pub use said_again::{better_alone, drop_echoes, drop_repeats_without_voice, drop_said_again};
 
@@ -315,6 +317,26 @@ mod tests {
             let heard = vec![segment(0.0, 6.0, looping)];
             assert_eq!(trouble(&heard, 6.0), Some(Trouble::Repetition), "{looping}");
             assert_eq!(joined(&cut_loops(heard)), cut, "{looping}");
+        }
+    }
+
+    #[test]
+    fn a_text_ending_in_its_last_three_words_or_more_twice_is_found() {
+        for twice in [
+            "by a similar process by a similar process",
+            "The end of the line. The end of the line!",
+            "as he said, we will see, we will see",
+        ] {
+            assert!(ends_in_its_last_words_twice(twice), "{twice}");
+        }
+        for once in [
+            "by a similar process",
+            "go on, go on",
+            "it was very, very",
+            "by a similar process by a similar process, said she",
+            "",
+        ] {
+            assert!(!ends_in_its_last_words_twice(once), "{once}");
         }
     }
 

@@ -103,6 +103,24 @@ pub fn says_its_start_again(tokens: &[i32]) -> bool {
         && tokens[tokens.len() - START_SAID_AGAIN_TOKENS..] == tokens[start]
 }
 
+/// The fewest words a phrase said twice at the very end of a text needs for
+/// [`ends_in_its_last_words_twice`]: "go on, go on" or "very, very" at the end are speech.
+pub(super) const LAST_WORDS_SAID_TWICE: usize = 3;
+
+/// Whether `text` ends in its last phrase of [`LAST_WORDS_SAID_TWICE`] words or more said twice
+/// in a row (punctuation and case aside): "... by a similar process by a similar process".
+/// Whisper reads a chunk that ends right where its speech does, through a window fitted to it,
+/// so (tiny.en q8_0, clips of a reader trimmed to her last word); heard through a window with
+/// quiet after the speech it says the phrase once. Speakers say a phrase twice too, which is
+/// why this is a doubt to hear again, not a loop to cut.
+pub fn ends_in_its_last_words_twice(text: &str) -> bool {
+    let words = words(text);
+    (LAST_WORDS_SAID_TWICE..=words.len() / 2).any(|n| {
+        let end = words.len();
+        words[end - n..] == words[end - 2 * n..end - n]
+    })
+}
+
 /// A pattern said again and again without a break, found in text normalised to lower case with
 /// single spaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 //! particular to a fitted window (the text stops early, or nothing where speech was found).
 
 use super::super::Segment;
+use super::super::guard;
 
 /// Encoder frames per second of audio (one frame per 20 ms).
 const FRAMES_PER_SECOND: f64 = 50.0;
@@ -53,6 +54,9 @@ impl EncoderWindow {
 /// Why the text of a chunk heard through a fitted window is doubted (loops are the guard's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Doubt {
+    /// The text ends in its last phrase said twice ([`guard::ends_in_its_last_words_twice`]),
+    /// which a window that ends where the speech does makes whisper read.
+    EndSaidTwice,
     /// The text ends well before the chunk does (voice activity detection trims every chunk to
     /// its speech, so there was more to hear).
     EarlyStop,
@@ -64,12 +68,16 @@ pub enum Doubt {
 /// and whisper's timestamp error.
 const EARLY_STOP_SLACK_SECONDS: f64 = 2.5;
 
-/// Whether `segments` (timed from the chunk's start) stop too early for a chunk of `seconds`.
+/// Whether `segments` (timed from the chunk's start) stop too early for a chunk of `seconds`, or
+/// end in their last words said twice.
 pub fn doubt(segments: &[Segment], seconds: f64) -> Option<Doubt> {
     let Some(last) = segments.last() else {
         return Some(Doubt::Nothing);
     };
-    (last.end < seconds - EARLY_STOP_SLACK_SECONDS).then_some(Doubt::EarlyStop)
+    if last.end < seconds - EARLY_STOP_SLACK_SECONDS {
+        return Some(Doubt::EarlyStop);
+    }
+    guard::ends_in_its_last_words_twice(&guard::joined(segments)).then_some(Doubt::EndSaidTwice)
 }
 
 #[cfg(test)]
@@ -103,5 +111,24 @@ mod tests {
         assert_eq!(doubt(&[], 4.0), Some(Doubt::Nothing));
         let stopped = [segment(0.0, 2.0, "Please send the report")];
         assert_eq!(doubt(&stopped, 8.0), Some(Doubt::EarlyStop));
+        // What tiny.en q8_0 made of LJ001-0003 (LJSpeech, the TTS package's test clips) through
+        // a window fitted to its 9.6 s: the last phrase twice, in one segment or two.
+        let twice = [segment(
+            0.0,
+            9.6,
+            "For although the Chinese took impressions from wood blocks engraved in relief for \
+             centuries before the woodcutters of the Netherlands by a similar process, by a \
+             similar process.",
+        )];
+        assert_eq!(doubt(&twice, 9.6), Some(Doubt::EndSaidTwice));
+        let apart = [
+            segment(
+                0.0,
+                8.0,
+                "the woodcutters of the Netherlands by a similar process.",
+            ),
+            segment(8.0, 9.6, "By a similar process."),
+        ];
+        assert_eq!(doubt(&apart, 9.6), Some(Doubt::EndSaidTwice));
     }
 }
