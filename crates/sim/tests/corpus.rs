@@ -88,8 +88,8 @@ fn the_corpus_folder_stays_small() {
     for entry in fs::read_dir(Corpus::source_dir().join("clips")).unwrap() {
         total += entry.unwrap().metadata().unwrap().len();
     }
-    // About 4 MB of synthetic clips and 3.4 MB of real recordings (the longest 44 s).
-    assert!(total < 8_000_000, "{total} bytes");
+    // About 4 MB of synthetic clips and 3.7 MB of real recordings (the longest 44 s).
+    assert!(total < 8_500_000, "{total} bytes");
 }
 
 /// A corpus folder in a temporary directory with one clip, `en-hello`, and the given manifest.
