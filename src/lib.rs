@@ -26,3 +26,4 @@ pub mod session_events; // live events of sessions for any number of listeners, 
 pub mod store; // SQLite: migrations, durable writes, preferences, history, dictionary, workflows
 pub mod transcribe; // the transcription path and its text post-processing
 pub mod wire; // JSON shapes shared by the server and the client
+pub mod wyoming; // the Wyoming protocol server for voice assistants (Home Assistant)

@@ -9,6 +9,7 @@ mod model;
 mod port;
 pub mod program;
 mod sound;
+mod wyoming;
 
 use std::path::PathBuf;
 
@@ -111,6 +112,7 @@ struct Settings {
     model: String,
     insertion: String,
     microphone: String,
+    wyoming: String,
     /// Why the stored values could not be read (the defaults are used then).
     unreadable: Option<String>,
 }
@@ -131,6 +133,7 @@ impl Settings {
             model: String::new(),
             insertion: default_text(&preferences::DICTATION_INSERTION),
             microphone: String::new(),
+            wyoming: String::new(),
             unreadable: None,
         };
         let path = dir.database_path();
@@ -145,6 +148,7 @@ impl Settings {
                 model: store.pref_text(&preferences::SELECTED_MODEL)?,
                 insertion: store.pref_text(&preferences::DICTATION_INSERTION)?,
                 microphone: store.pref_text(&preferences::PREFERRED_MICROPHONE)?,
+                wyoming: store.pref_text(&preferences::WYOMING_ADDRESS)?,
                 unreadable: None,
             })
         };
@@ -182,6 +186,7 @@ pub fn run(context: &Context) -> Report {
         data::data_folder(&context.data_dir, settings.unreadable.as_deref()),
         data::discovery_file(&context.data_dir),
         port::port(context, settings.port),
+        wyoming::wyoming(&settings.wyoming),
         limits::open_files(crate::server::descriptors::open_file_limit()),
         model::model(&context.models, &settings.engine, &settings.model),
         sound::sound_server(context),

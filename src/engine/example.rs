@@ -33,6 +33,7 @@ static MODELS: [ModelSpec; 1] = [ModelSpec {
 pub const KIND: EngineKind = EngineKind {
     id: ENGINE,
     about: "an engine for tests: says how long the audio was",
+    credit: ("Verbatim", ""),
     models: || MODELS.iter().collect(),
     download_source: DownloadSource::ModelServer,
     is_installed: |models, spec| models.path().join(spec.id).join(FILE).is_file(),
@@ -73,6 +74,7 @@ static ELSEWHERE_MODELS: [ModelSpec; 1] = [ModelSpec {
 pub const ELSEWHERE: EngineKind = EngineKind {
     id: "elsewhere",
     about: "an engine for tests whose runtime cannot run here",
+    credit: ("Verbatim", ""),
     models: || ELSEWHERE_MODELS.iter().collect(),
     unavailable: || Some("its runtime is built for another machine".into()),
     build: |models, _threads| -> Arc<dyn Engine> {

@@ -17,6 +17,8 @@ pub struct EngineKind {
     pub id: &'static str,
     /// One line saying what it is (the CLI's help for `--engine`).
     pub about: &'static str,
+    /// Who made the models it runs, and where they are described (Wyoming's `attribution`).
+    pub credit: (&'static str, &'static str),
     /// Every model it runs, smallest first.
     pub models: fn() -> Vec<&'static ModelSpec>,
     /// The server its models download from.

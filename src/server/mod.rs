@@ -114,6 +114,8 @@ pub struct ServeSetup {
     pub app: Arc<App>,
     pub data_dir: DataDir,
     pub port: u16,
+    /// The Wyoming listener beside the API, if asked for.
+    pub wyoming: Option<crate::wyoming::WyomingSetup>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +126,13 @@ pub enum StartError {
         "cannot listen on 127.0.0.1:{port}: {source}. Choose another port with --port N or `verbatim config set apiServerPort N`."
     )]
     Bind { port: u16, source: std::io::Error },
+    #[error(
+        "cannot listen for Wyoming on {address}: {source}. Choose another with --wyoming ADDR:PORT or `verbatim config set wyomingAddress ADDR:PORT`."
+    )]
+    WyomingBind {
+        address: std::net::SocketAddr,
+        source: std::io::Error,
+    },
     #[error("cannot write the discovery file {path}: {source}")]
     Discovery {
         path: std::path::PathBuf,
@@ -144,6 +153,7 @@ pub async fn run(
         app,
         data_dir,
         port,
+        wyoming,
     } = setup;
     let _lock = ServerLock::acquire(&data_dir)?;
     let limit = descriptors::raise_open_file_limit();
@@ -169,6 +179,26 @@ pub async fn run(
         .local_addr()
         .map_err(|source| StartError::Bind { port, source })?
         .port();
+    // Wyoming's listener is bound before anything is announced, so that a port taken fails the
+    // start; it stops accepting when the API server stops.
+    let (wyoming_stop, wyoming_stopped) = watch::channel(false);
+    if let Some(wyoming) = wyoming {
+        let address = wyoming.address;
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| StartError::WyomingBind { address, source })?;
+        let bound = listener.local_addr().unwrap_or(address);
+        tracing::info!("Wyoming speech to text listening on tcp://{bound}");
+        let mut stopped = wyoming_stopped.clone();
+        tokio::spawn(crate::wyoming::serve(
+            listener,
+            wyoming.allow,
+            app.clone(),
+            async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            },
+        ));
+    }
     let pid = std::process::id();
     discovery::publish(
         &data_dir,
@@ -185,6 +215,8 @@ pub async fn run(
     })?;
     announce(port);
     let result = serve(listener, crate::api::router(app, port), shutdown).await;
+    let _ = wyoming_stop.send(true);
+    drop(wyoming_stopped);
     discovery::unpublish(&data_dir, pid);
     result.map_err(|source| StartError::Bind { port, source })
 }

@@ -147,6 +147,10 @@ preferences! {
     DICTATION_LIVE_INSERTION: "dictationLiveInsertion", Bool(false),
         "Insert each piece of a dictation as soon as it is transcribed, while the person goes on \
          speaking (never taking text back); off: the whole text once, after the stop";
+    WYOMING_ADDRESS: "wyomingAddress", Text(""),
+        "Serve the Wyoming protocol (Home Assistant's voice pipeline) on PORT or ADDR:PORT; empty: off. An address beyond loopback also needs `serve --wyoming-allow`";
+    WYOMING_HISTORY: "wyomingHistory", Bool(false),
+        "Keep transcriptions made over the Wyoming protocol in the history";
 }
 
 /// Preferences that belong to this machine and never travel in a settings backup: the API
@@ -164,6 +168,8 @@ pub const NOT_IN_BACKUP: &[&str] = &[
     MODEL_DOWNLOAD_BASE_URL.key,
     PACKAGE_DOWNLOAD_BASE_URL.key,
     DICTATION_INSERTION.key,
+    // A listener on this machine's network is this machine's choice.
+    WYOMING_ADDRESS.key,
 ];
 
 /// Looks a preference up by its key (exact spelling).

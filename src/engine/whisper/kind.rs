@@ -12,6 +12,7 @@ use crate::engine::{Engine, ModelSpec};
 pub const KIND: EngineKind = EngineKind {
     id: WHISPER_ENGINE,
     about: "whisper.cpp with a Whisper model",
+    credit: ("OpenAI", "https://github.com/openai/whisper"),
     models: || WHISPER_MODELS.iter().collect(),
     download_source: DownloadSource::ModelServer,
     is_installed: |models, spec| models.is_installed(spec),

@@ -162,11 +162,15 @@ pub fn http_json(
 
 /// Starts `verbatim serve --sim` with its data in `home/data` on a scenario written from `toml`.
 pub fn serve_scenario(home: &Path, toml: &str) -> SpawnedServer {
+    serve_scenario_with(home, toml, &[])
+}
+
+/// [`serve_scenario`] with more arguments for `serve`.
+pub fn serve_scenario_with(home: &Path, toml: &str, args: &[&str]) -> SpawnedServer {
     let file = write_scenario(home, toml);
-    SpawnedServer::start(
-        &home.join("data"),
-        &["--sim", "--scenario", file.to_str().unwrap()],
-    )
+    let mut all = vec!["--sim", "--scenario", file.to_str().unwrap()];
+    all.extend_from_slice(args);
+    SpawnedServer::start(&home.join("data"), &all)
 }
 
 /// What sim mode answers for a corpus clip: the recorded tiny.en text with numbers normalised.
