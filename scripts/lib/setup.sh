@@ -117,6 +117,8 @@ VERBATIM_SERVE_MODEL=tiny.en-q8_0
 
 # The PyPI `wyoming` package the Wyoming server's tests speak through (its protocol version).
 WYOMING_VERSION=1.10.2
+# wyoming-faster-whisper, the server scripts/bench-wyoming compares with.
+WYOMING_FASTER_WHISPER_VERSION=3.8.1
 
 # Whisper tiny.en (English); the second argument picks the weights (default tiny.en, f16).
 ensure_tiny_en() { ensure_model "$1" tiny.en "${2:-tiny.en}" $(ct2_packages tiny.en); }

@@ -112,6 +112,8 @@ fn the_wyoming_client_describes_pings_and_transcribes_in_any_format() {
             // rate it also changes.
             utterance(json!({"rate": 16000, "width": 1, "channels": 1})),
             {"utterance": {"wav": clip("en-update"), "name": "tiny.en", "language": "en"}},
+            // At the pace of speech, as a microphone sends it: heard live as it comes.
+            {"utterance": {"wav": clip("en-update"), "chunk_ms": 64, "realtime": true}},
         ]),
     );
     let asr = &answers[0]["asr"];
@@ -157,6 +159,9 @@ fn the_wyoming_client_describes_pings_and_transcribes_in_any_format() {
         );
     }
     assert_eq!(last(&answers[7])["data"]["language"], "en");
+    // Heard live, the text is ready as the audio stops.
+    let live = answers[8]["stop_to_transcript_ms"].as_f64().unwrap();
+    assert!(live < 1_000.0, "{}", answers[8]);
 }
 
 #[test]
@@ -417,7 +422,10 @@ fn the_preference_serves_wyoming_and_doctor_sees_it() {
         .unwrap();
     assert!(set.status.success(), "{set:?}");
     let doctor = |data: &Path| -> Value {
-        let out = common::verbatim(data).args(["doctor", "--json"]).output().unwrap();
+        let out = common::verbatim(data)
+            .args(["doctor", "--json"])
+            .output()
+            .unwrap();
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         report["checks"]
             .as_array()
@@ -429,7 +437,10 @@ fn the_preference_serves_wyoming_and_doctor_sees_it() {
     };
     let before = doctor(&data);
     assert_eq!(before["status"], "ok", "{before}");
-    assert!(before["detail"].as_str().unwrap().contains("is free"), "{before}");
+    assert!(
+        before["detail"].as_str().unwrap().contains("is free"),
+        "{before}"
+    );
     let _server = common::serve_scenario(home.path(), SCENARIO);
     let mut raw = Raw::connect(port);
     raw.event("describe", json!({}), &[]);
@@ -437,7 +448,10 @@ fn the_preference_serves_wyoming_and_doctor_sees_it() {
     let serving = doctor(&data);
     assert_eq!(serving["status"], "ok", "{serving}");
     assert!(
-        serving["detail"].as_str().unwrap().contains("served by Verbatim: 1 model(s)"),
+        serving["detail"]
+            .as_str()
+            .unwrap()
+            .contains("served by Verbatim: 1 model(s)"),
         "{serving}"
     );
 }
@@ -535,9 +549,12 @@ fn a_client_that_leaves_mid_utterance_stops_its_transcription() {
         .flat_map(|s| ((s * 32_767.0) as i16).to_le_bytes())
         .collect();
     let format = json!({"rate": 16000, "width": 2, "channels": 1});
-    // Six minutes of speech, sent at once, then the client is gone.
+    // Six minutes of speech, sent after a second (so it is transcribed live as it comes), then
+    // the client is gone.
     let mut leaving = Raw::connect(port);
     leaving.event("audio-start", format.clone(), &[]);
+    leaving.event("audio-chunk", format.clone(), &pcm[..3_200]);
+    std::thread::sleep(verbatim::wyoming::LIVE_AFTER + Duration::from_millis(200));
     for _ in 0..8 {
         for chunk in pcm.chunks(32_000) {
             leaving.event("audio-chunk", format.clone(), chunk);
