@@ -8,6 +8,7 @@ pub mod audio;
 mod connection;
 pub mod event;
 mod info;
+mod utterance;
 
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -17,7 +18,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 pub use allow::{Allowlist, Network};
-pub use connection::{EVENT_TIMEOUT, IDLE_TIMEOUT, LIVE_AFTER};
+pub use connection::{EVENT_TIMEOUT, IDLE_TIMEOUT};
+pub use utterance::LIVE_AFTER;
 
 use crate::app::App;
 use event::Event;
