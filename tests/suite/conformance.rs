@@ -91,7 +91,8 @@ fn state(server: &SpawnedServer) -> Value {
 #[test]
 fn a_sim_server_passes_every_check_and_is_left_as_it_was() {
     let home = tempfile::tempdir().unwrap();
-    let server = SpawnedServer::start(home.path(), &["--sim"]);
+    let wyoming = format!("127.0.0.1:{}", common::closed_port());
+    let server = SpawnedServer::start(home.path(), &["--sim", "--wyoming", &wyoming]);
     seed(home.path(), &server);
     let before = state(&server);
     let discovery = home.path().join("api-discovery.json");
@@ -103,6 +104,8 @@ fn a_sim_server_passes_every_check_and_is_left_as_it_was() {
             "--allow-audio",
             "--discovery",
             discovery.to_str().unwrap(),
+            "--wyoming",
+            &wyoming,
         ],
     );
     assert_no_failure(&out, &report);
@@ -127,6 +130,11 @@ fn a_sim_server_passes_every_check_and_is_left_as_it_was() {
     );
     // Dictation and the Recorder ran; every write was undone (history entries included).
     assert!(ids_with(&report, "pass").contains(&"recorder.output-file".to_string()));
+    let wyoming_passed = ids_with(&report, "pass")
+        .into_iter()
+        .filter(|id| id.starts_with("wyoming."))
+        .count();
+    assert_eq!(wyoming_passed, 5, "{report}");
     assert_eq!(state(&server), before);
 }
 

@@ -22,6 +22,8 @@ pub struct Ctx {
     pub allow_writes: bool,
     pub allow_audio: bool,
     pub discovery: Option<PathBuf>,
+    /// `HOST:PORT` of the server's Wyoming listener (`--wyoming`).
+    pub wyoming: Option<String>,
     scratch: Option<tempfile::TempDir>,
     /// Answers kept for the run (`GET /v1/status`), by path.
     cache: HashMap<String, Value>,
@@ -41,6 +43,7 @@ impl Ctx {
             allow_writes: false,
             allow_audio: false,
             discovery: None,
+            wyoming: None,
             scratch: None,
             cache: HashMap::new(),
             no_capture: None,

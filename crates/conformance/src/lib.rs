@@ -49,6 +49,7 @@ pub enum Area {
     Dictation,
     Recorder,
     Discovery,
+    Wyoming,
 }
 
 impl Area {
@@ -75,6 +76,8 @@ pub struct Needs {
     pub token: bool,
     /// `--discovery FILE`.
     pub discovery: bool,
+    /// `--wyoming HOST:PORT`.
+    pub wyoming: bool,
 }
 
 impl Needs {
@@ -84,6 +87,7 @@ impl Needs {
         audio: false,
         token: false,
         discovery: false,
+        wyoming: false,
     };
     pub const ACCESS: Needs = Needs {
         access: true,
@@ -111,6 +115,10 @@ impl Needs {
     };
     pub const DISCOVERY: Needs = Needs {
         discovery: true,
+        ..Needs::NOTHING
+    };
+    pub const WYOMING: Needs = Needs {
+        wyoming: true,
         ..Needs::NOTHING
     };
 }

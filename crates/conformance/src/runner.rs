@@ -24,6 +24,8 @@ pub struct Options {
     pub allow_audio: bool,
     /// The server's discovery file: its rules are checked, and its token used when none is given.
     pub discovery: Option<PathBuf>,
+    /// `HOST:PORT` of the server's Wyoming listener: its checks run.
+    pub wyoming: Option<String>,
     /// A progress line on stderr.
     pub progress: bool,
 }
@@ -51,6 +53,7 @@ pub fn run(options: &Options) -> Result<Report, RunError> {
     cx.allow_writes = options.allow_writes;
     cx.allow_audio = options.allow_audio;
     cx.discovery = options.discovery.clone();
+    cx.wyoming = options.wyoming.clone();
     cx.auth_required = probe.status == 200
         && http::send(&target, &Request::new("GET", "/v1/models"))
             .is_ok_and(|answer| answer.status == 401);
@@ -147,6 +150,9 @@ fn why_skipped(check: &Check, cx: &Ctx) -> Option<String> {
     }
     if needs.discovery && cx.discovery.is_none() {
         return Some("checks the discovery file: pass --discovery FILE".into());
+    }
+    if needs.wyoming && cx.wyoming.is_none() {
+        return Some("checks the Wyoming listener: pass --wyoming HOST:PORT".into());
     }
     None
 }

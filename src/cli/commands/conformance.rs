@@ -42,6 +42,9 @@ pub struct ConformanceArgs {
     /// The server's discovery file: check its rules (and take its token).
     #[arg(long, value_name = "FILE")]
     pub discovery: Option<PathBuf>,
+    /// The server's Wyoming listener (`serve --wyoming`): check it too.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub wyoming: Option<String>,
 }
 
 pub fn run(globals: &Globals, args: ConformanceArgs) -> Result<(), CliError> {
@@ -86,6 +89,7 @@ pub fn run(globals: &Globals, args: ConformanceArgs) -> Result<(), CliError> {
         allow_writes: args.allow_writes,
         allow_audio: args.allow_audio,
         discovery: args.discovery,
+        wyoming: args.wyoming,
         progress: std::io::stderr().is_terminal(),
     };
     let report = conformance::run(&options).map_err(|err| match err {

@@ -21,6 +21,7 @@ mod transcribe;
 mod transcribe_requests;
 mod transcribe_results;
 mod wire;
+mod wyoming;
 
 use std::time::{Duration, Instant};
 
@@ -103,6 +104,7 @@ pub fn all() -> Vec<Check> {
         dictation::checks,
         recorder::checks,
         discovery::checks,
+        wyoming::checks,
     ] {
         checks.extend(area());
     }
