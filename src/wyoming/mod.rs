@@ -1,13 +1,15 @@
 //! The Wyoming protocol server (`verbatim serve --wyoming [ADDR:]PORT`): speech to text for
 //! Home Assistant's voice pipeline and other voice assistants, on the one transcription queue.
 //! Loopback unless an address is given; an address beyond loopback needs an allowlist of
-//! networks (the protocol has no authentication): other peers are refused at accept and logged.
+//! networks (the protocol has no authentication): other peers are refused at accept and logged,
+//! and the listener is announced over mDNS (`_wyoming._tcp`).
 
 mod allow;
 pub mod audio;
 mod connection;
 pub mod event;
 mod info;
+pub mod mdns;
 mod utterance;
 
 use std::future::Future;
@@ -75,6 +77,21 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    // Beyond loopback, Home Assistant finds the listener by its mDNS announcement.
+    let _announced = listener
+        .local_addr()
+        .ok()
+        .filter(|bound| !bound.ip().is_loopback())
+        .and_then(|bound| match mdns::advertise(bound) {
+            Ok(advertisement) => {
+                tracing::info!("wyoming: announced over mDNS as {}", mdns::SERVICE_TYPE);
+                Some(advertisement)
+            }
+            Err(err) => {
+                tracing::warn!("wyoming: could not announce over mDNS: {err}");
+                None
+            }
+        });
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {

@@ -608,3 +608,158 @@ fn cpu_seconds(pid: i32) -> f64 {
     let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
     ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
 }
+
+/// Two network namespaces joined by a veth pair, made for one test and removed with it: the
+/// server's (10.77.0.1) and its clients' (10.77.0.2 and 10.77.0.3). Nothing leaves the machine.
+struct Namespaces {
+    server: String,
+    clients: String,
+}
+
+impl Namespaces {
+    /// None (with a note) without root or `ip`.
+    fn make() -> Option<Namespaces> {
+        if unsafe { libc::geteuid() } != 0 || !Path::new("/usr/sbin/ip").exists() {
+            common::note_skip("network namespaces need root and iproute2 (CI runs as root)");
+            return None;
+        }
+        let tag = std::process::id();
+        let names = Namespaces {
+            server: format!("vb-wy-s{tag}"),
+            clients: format!("vb-wy-c{tag}"),
+        };
+        let (s, c) = (names.server.as_str(), names.clients.as_str());
+        let (va, vb) = (format!("vws{tag}"), format!("vwc{tag}"));
+        for args in [
+            vec!["netns", "add", s],
+            vec!["netns", "add", c],
+            vec![
+                "link", "add", &va, "netns", s, "type", "veth", "peer", "name", &vb, "netns", c,
+            ],
+            vec!["-n", s, "addr", "add", "10.77.0.1/24", "dev", &va],
+            vec!["-n", c, "addr", "add", "10.77.0.2/24", "dev", &vb],
+            vec!["-n", c, "addr", "add", "10.77.0.3/24", "dev", &vb],
+            vec!["-n", s, "link", "set", &va, "up"],
+            vec!["-n", c, "link", "set", &vb, "up"],
+            vec!["-n", s, "link", "set", "lo", "up"],
+            vec!["-n", c, "link", "set", "lo", "up"],
+        ] {
+            let out = Command::new("ip").args(&args).output().unwrap();
+            assert!(out.status.success(), "ip {args:?}: {out:?}");
+        }
+        Some(names)
+    }
+
+    /// A Python one-liner in the clients' namespace: connects from `source` to the server's
+    /// Wyoming port, sends `describe` and prints the first line it gets back (empty when the
+    /// server closed the connection).
+    fn describe_from(&self, source: &str, port: u16) -> String {
+        let script = format!(
+            "import socket\n\
+             s = socket.socket()\n\
+             s.settimeout(10)\n\
+             s.bind(('{source}', 0))\n\
+             s.connect(('10.77.0.1', {port}))\n\
+             try:\n    s.sendall(b'{{\"type\": \"describe\"}}\\n')\nexcept OSError:\n    pass\n\
+             data = b''\n\
+             try:\n    data = s.makefile('rb').readline()\nexcept OSError:\n    pass\n\
+             print(data.decode().strip())\n"
+        );
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.clients, "python3", "-c", &script])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for name in [&self.server, &self.clients] {
+            let _ = Command::new("ip").args(["netns", "del", name]).output();
+        }
+    }
+}
+
+/// Listens in the clients' namespace for an mDNS packet naming `_wyoming`; prints `ready` once
+/// listening, then `seen <sender> <names verbatim-> <holds 10.77.0.1>` (or nothing in 20 s).
+const MDNS_LISTENER: &str = "\
+import socket, struct, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('', 5353))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+             struct.pack('4s4s', socket.inet_aton('224.0.0.251'), socket.inet_aton('10.77.0.2')))
+s.settimeout(0.5)
+print('ready', flush=True)
+end = time.time() + 20
+while time.time() < end:
+    try:
+        data, sender = s.recvfrom(9000)
+    except socket.timeout:
+        continue
+    if b'_wyoming' in data:
+        print('seen', sender[0], b'verbatim-' in data, bytes([10, 77, 0, 1]) in data, flush=True)
+        break
+";
+
+#[test]
+fn beyond_loopback_only_the_allowed_networks_get_in_and_mdns_announces_it() {
+    let Some(names) = Namespaces::make() else {
+        return;
+    };
+    let mut listener = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &names.clients,
+            "python3",
+            "-c",
+            MDNS_LISTENER,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut heard = BufReader::new(listener.stdout.take().unwrap());
+    let mut line = String::new();
+    heard.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let scenario = common::write_scenario(home.path(), SCENARIO);
+    let port = 10_300;
+    let child = Command::new("ip")
+        .args(["netns", "exec", &names.server])
+        .arg(common::binary())
+        .args(["serve", "--sim", "--scenario"])
+        .arg(&scenario)
+        .args(["--port", "0", "--wyoming", &format!("0.0.0.0:{port}")])
+        .args(["--wyoming-allow", "10.77.0.2/32"])
+        .env("VERBATIM_HOME", &data)
+        .env_remove("VERBATIM_API_TOKEN")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut server = SpawnedServer::adopt(child, &data);
+    // Allowed: the listener answers.
+    let allowed = names.describe_from("10.77.0.2", port);
+    assert!(allowed.contains("\"info\""), "{allowed:?}");
+    // Not allowed: closed at accept, nothing said.
+    let refused = names.describe_from("10.77.0.3", port);
+    assert_eq!(refused, "");
+    // Announced on the namespaces' network (and nowhere else: it is theirs alone).
+    line.clear();
+    heard.read_line(&mut line).unwrap();
+    let _ = listener.kill();
+    let _ = listener.wait();
+    assert_eq!(line.trim(), "seen 10.77.0.1 True True", "{line:?}");
+    assert!(
+        server.stderr_line_contains("refused a connection from 10.77.0.3"),
+        "{}",
+        server.stderr()
+    );
+}
