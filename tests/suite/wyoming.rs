@@ -202,6 +202,37 @@ fn models_and_languages_are_honoured_or_refused_like_the_http_routes() {
     assert_eq!(last(&answers[3])["type"], "transcript", "{}", answers[3]);
 }
 
+#[test]
+fn history_keeps_wyoming_transcriptions_only_when_asked() {
+    let Some(python) = wyoming_python() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let (server, port) = sim_server(home.path(), &[]);
+    let api = server.discovery.port;
+    let count = || {
+        let (code, page) = http_json(api, "GET", "/v1/history", None);
+        assert_eq!(code, 200, "{page}");
+        page["total"].as_u64().unwrap()
+    };
+    let utterance = json!([{"utterance": {"wav": clip("en-update")}}]);
+    client(&python, port, utterance.clone());
+    assert_eq!(count(), 0, "wyomingHistory is off by default");
+    let set = common::verbatim(&home.path().join("data"))
+        .args(["config", "set", "wyomingHistory", "true"])
+        .output()
+        .unwrap();
+    assert!(set.status.success(), "{set:?}");
+    let answers = client(&python, port, utterance);
+    let text = last(&answers[0])["data"]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(count(), 1);
+    let (_, page) = http_json(api, "GET", "/v1/history", None);
+    assert_eq!(page["entries"][0]["text"], text, "{page}");
+}
+
 /// A raw connection to the Wyoming port.
 struct Raw {
     stream: TcpStream,
