@@ -20,8 +20,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 pub use allow::{Allowlist, Network};
-pub use connection::{EVENT_TIMEOUT, IDLE_TIMEOUT};
-pub use utterance::LIVE_AFTER;
+pub use connection::{EVENT_TIMEOUT, IDLE_TIMEOUT, LIVE_AFTER};
 
 use crate::app::App;
 use event::Event;

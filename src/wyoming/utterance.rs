@@ -5,70 +5,18 @@
 //! audio sent all at once, at the stop.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
-use tokio::task::JoinHandle;
 
 use super::audio::{Format, Utterance};
-use super::connection::Connection;
+use super::connection::{Connection, Heard, LIVE_AFTER, Open, Running, WHOLE_AFTER_SAMPLES};
 use super::event::Event;
 use crate::api::ApiError;
 use crate::app::App;
-use crate::cancel::Cancel;
 use crate::store::preferences;
 use crate::transcribe::{Audio, Caller, LiveAudio, Progress, ProgressSink, TranscribeError};
 use crate::wire::transcription::TranscribeOptions;
-
-/// An utterance whose audio is still coming.
-pub(super) struct Open {
-    audio: Utterance,
-    heard: Heard,
-}
-
-/// Audio that has come for [`LIVE_AFTER`] is transcribed live (a microphone's, sent at real
-/// time: its text firms up as the person speaks and is mostly ready at the stop). Audio that
-/// ends sooner (sent faster than it plays, a recording) is transcribed at the stop, stretch by
-/// stretch as live audio is (which reads short commands with pauses better than a file's long
-/// chunks: 4.4 % against 8.9 % WER on the development `pocketsphinx` set), without the
-/// provisional passes live text costs.
-pub const LIVE_AFTER: Duration = Duration::from_secs(1);
-
-/// Audio that came at once and lasts longer than this (6 s at 16 kHz) is heard as a file is,
-/// packed into long chunks that two decoders share: stretch by stretch, each stretch is read
-/// twice (after the text before it, and alone), which for longer readings costs more than it
-/// gains (docs/performance.md, "Wyoming").
-const WHOLE_AFTER_SAMPLES: usize = 6 * 16_000;
-
-/// Where an utterance's audio goes.
-enum Heard {
-    /// Kept until it is clear how the audio comes.
-    Pending {
-        planned: Box<crate::transcribe::Planned>,
-        samples: Vec<f32>,
-        since: std::time::Instant,
-    },
-    /// To the live transcription, with its stop signal.
-    Live {
-        blocks: std::sync::mpsc::Sender<Vec<f32>>,
-        stopping: Cancel,
-    },
-    /// Nowhere: the utterance was refused (its model or language). The rest of its audio is read
-    /// and dropped, so that the client, which sends it all before it reads, gets to read why.
-    Refused,
-}
-
-/// A transcription under way; dropping it abandons it.
-pub(super) struct Running {
-    pub(super) handle: JoinHandle<()>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.handle.abort();
-    }
-}
 
 impl Connection {
     pub(super) async fn audio_start(&mut self, event: &Event) -> bool {
