@@ -530,20 +530,21 @@ fn ten_clients_at_once_get_real_speech_right_while_status_stays_quick() {
     let poller = {
         let done = done.clone();
         std::thread::spawn(move || {
-            let mut slowest = Duration::ZERO;
+            let mut took = Vec::new();
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
                 let asked = Instant::now();
                 let (code, _) = http_json(api, "GET", "/v1/status", None);
                 assert_eq!(code, 200);
-                slowest = slowest.max(asked.elapsed());
+                took.push(asked.elapsed());
                 std::thread::sleep(Duration::from_millis(20));
             }
-            slowest
+            took.sort();
+            took
         })
     };
     let answers = client(&python, port, json!([{"together": together}]));
     done.store(true, std::sync::atomic::Ordering::Relaxed);
-    let slowest_status = poller.join().unwrap();
+    let status_times = poller.join().unwrap();
     let (mut errors, mut words) = (0, 0);
     for (voice, answer) in voices.iter().zip(answers[0].as_array().unwrap()) {
         let transcript = last(answer);
@@ -560,9 +561,13 @@ fn ten_clients_at_once_get_real_speech_right_while_status_stays_quick() {
         errors * 100 <= words * 12,
         "{errors} of {words} words wrong: {answers:?}"
     );
+    // Status never waits for the transcriptions: most answers come at once (the figure is
+    // scripts/bench-wyoming's; the suite runs beside other tests on two cores, so one answer
+    // may wait for a CPU).
+    let p90 = status_times[status_times.len() * 9 / 10];
     assert!(
-        slowest_status < Duration::from_millis(500),
-        "{slowest_status:?}"
+        status_times.len() >= 5 && p90 < Duration::from_millis(300),
+        "{status_times:?}"
     );
 }
 
