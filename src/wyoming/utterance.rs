@@ -96,20 +96,11 @@ impl Connection {
                 if since.elapsed() < LIVE_AFTER {
                     return;
                 }
-                let (blocks, received) = std::sync::mpsc::channel();
-                let live = LiveAudio::new(received);
+                let (blocks, live) = live_from(std::mem::take(kept));
                 let stopping = live.stopping.clone();
-                let pending = std::mem::replace(&mut open.heard, Heard::Live { blocks, stopping });
-                if let (
-                    Heard::Pending {
-                        planned, samples, ..
-                    },
-                    Heard::Live { blocks, .. },
-                ) = (pending, &open.heard)
+                let live_now = Heard::Live { blocks, stopping };
+                if let Heard::Pending { planned, .. } = std::mem::replace(&mut open.heard, live_now)
                 {
-                    if !samples.is_empty() {
-                        let _ = blocks.send(samples);
-                    }
                     self.start(*planned, Audio::Live(live));
                 }
             }
@@ -168,11 +159,9 @@ impl Connection {
                 if samples.len() > WHOLE_AFTER_SAMPLES {
                     self.start(*planned, Audio::Samples(samples));
                 } else {
-                    let (blocks, received) = std::sync::mpsc::channel();
-                    let live = LiveAudio::new(received);
+                    // All of it, ended at once: no provisional pass.
+                    let (_, live) = live_from(samples);
                     live.stopping.cancel();
-                    let _ = blocks.send(samples);
-                    drop(blocks);
                     self.start(*planned, Audio::Live(live));
                 }
             }
@@ -188,6 +177,16 @@ impl Connection {
         }
         true
     }
+}
+
+/// Live audio that begins with `samples`, and the sender of what follows (dropping it ends the
+/// audio).
+fn live_from(samples: Vec<f32>) -> (std::sync::mpsc::Sender<Vec<f32>>, LiveAudio) {
+    let (blocks, received) = std::sync::mpsc::channel();
+    if !samples.is_empty() {
+        let _ = blocks.send(samples);
+    }
+    (blocks, LiveAudio::new(received))
 }
 
 /// The request planned as the HTTP routes plan theirs, saved to history only when
