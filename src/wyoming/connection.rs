@@ -93,7 +93,7 @@ async fn read_all(read: OwnedReadHalf, incoming: mpsc::Sender<Incoming>) {
             Ok(Ok(_)) => match tokio::time::timeout(EVENT_TIMEOUT, read_event(&mut reader)).await {
                 Ok(Ok(event)) => Incoming::Event(event),
                 Ok(Err(error)) => Incoming::Broken(error),
-                Err(_) => Incoming::Broken(ReadError::Io(std::io::ErrorKind::TimedOut.into())),
+                Err(_) => Incoming::Broken(ReadError::Slow(EVENT_TIMEOUT.as_secs())),
             },
         };
         let ends = matches!(next, Incoming::Broken(_));

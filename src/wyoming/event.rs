@@ -50,16 +50,18 @@ impl Event {
 pub enum ReadError {
     #[error("the connection closed")]
     Closed,
-    #[error("a header line is over {MAX_HEADER_BYTES} bytes")]
+    #[error("A header line is over {MAX_HEADER_BYTES} bytes")]
     HeaderTooLong,
-    #[error("data_length {0} is over the limit of {MAX_DATA_BYTES} bytes")]
+    #[error("The header's data_length {0} is over the limit of {MAX_DATA_BYTES} bytes")]
     DataTooLong(u64),
-    #[error("payload_length {0} is over the limit of {MAX_PAYLOAD_BYTES} bytes")]
+    #[error("The header's payload_length {0} is over the limit of {MAX_PAYLOAD_BYTES} bytes")]
     PayloadTooLong(u64),
-    #[error("the header is not a JSON object with a string 'type': {0}")]
+    #[error("The header is not a JSON object with a string 'type': {0}")]
     Malformed(String),
-    #[error("the data after the header is not a JSON object: {0}")]
+    #[error("The data after the header is not a JSON object: {0}")]
     MalformedData(String),
+    #[error("An event began but did not arrive whole within {0} s")]
+    Slow(u64),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -71,6 +73,7 @@ impl ReadError {
             ReadError::HeaderTooLong | ReadError::DataTooLong(_) | ReadError::PayloadTooLong(_) => {
                 "payload_too_large"
             }
+            ReadError::Slow(_) => "request_timeout",
             _ => "bad_request",
         }
     }

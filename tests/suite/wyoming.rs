@@ -281,11 +281,13 @@ impl Raw {
     }
 
     /// The next event is an error with `code` whose text holds `words`.
-    fn expect_error(&mut self, code: &str, words: &str) {
+    /// The next event is an error with `code` whose text holds `words`; its data.
+    fn expect_error(&mut self, code: &str, words: &str) -> Value {
         let (kind, data) = self.read().expect("an error event");
         assert_eq!(kind, "error", "{data}");
         assert_eq!(data["code"], code, "{data}");
         assert!(data["text"].as_str().unwrap().contains(words), "{data}");
+        data
     }
 
     /// The server closes the connection (quickly: it waits for nothing more).
@@ -305,21 +307,23 @@ fn bad_input_gets_an_error_and_the_server_goes_on() {
     let home = tempfile::tempdir().unwrap();
     let (server, port) = sim_server(home.path(), &[]);
     let format = json!({"rate": 16000, "width": 2, "channels": 1});
+    // Every error event, snapshotted at the end.
+    let mut errors = Vec::new();
 
     // A payload claimed at 2 GB is refused at once, not waited for.
     let mut raw = Raw::connect(port);
     raw.send(b"{\"type\": \"audio-chunk\", \"payload_length\": 2000000000}\n");
-    raw.expect_error("payload_too_large", "payload_length 2000000000");
+    errors.push(raw.expect_error("payload_too_large", "payload_length 2000000000"));
     raw.expect_closed();
     // So is data claimed at 1 GB, and a header line that never ends.
     let mut raw = Raw::connect(port);
     raw.send(b"{\"type\": \"transcribe\", \"data_length\": 1000000000}\n");
-    raw.expect_error("payload_too_large", "data_length");
+    errors.push(raw.expect_error("payload_too_large", "data_length"));
     raw.expect_closed();
     let mut raw = Raw::connect(port);
     let endless = vec![b'{'; 200_000];
     let _ = raw.stream.write_all(&endless);
-    raw.expect_error("payload_too_large", "header line");
+    errors.push(raw.expect_error("payload_too_large", "header line"));
     raw.expect_closed();
     // Malformed JSON, and data that is not an object.
     for bytes in [
@@ -328,13 +332,13 @@ fn bad_input_gets_an_error_and_the_server_goes_on() {
     ] {
         let mut raw = Raw::connect(port);
         raw.send(bytes);
-        raw.expect_error("bad_request", "");
+        errors.push(raw.expect_error("bad_request", ""));
         raw.expect_closed();
     }
     // An unknown event is answered and the connection goes on.
     let mut raw = Raw::connect(port);
     raw.event("open-the-pod-bay-doors", json!({}), &[]);
-    raw.expect_error("bad_request", "Unknown event type 'open-the-pod-bay-doors'");
+    errors.push(raw.expect_error("bad_request", "Unknown event type 'open-the-pod-bay-doors'"));
     raw.event("ping", json!({"text": "still here"}), &[]);
     assert_eq!(
         raw.read().unwrap(),
@@ -343,11 +347,11 @@ fn bad_input_gets_an_error_and_the_server_goes_on() {
     // Events out of order.
     let mut raw = Raw::connect(port);
     raw.event("audio-chunk", format.clone(), &[0; 64]);
-    raw.expect_error("bad_request", "outside an utterance");
+    errors.push(raw.expect_error("bad_request", "outside an utterance"));
     raw.expect_closed();
     let mut raw = Raw::connect(port);
     raw.event("audio-stop", json!({}), &[]);
-    raw.expect_error("bad_request", "outside an utterance");
+    errors.push(raw.expect_error("bad_request", "outside an utterance"));
     raw.expect_closed();
     // Audio the protocol cannot mean.
     for (start, chunk, payload, words) in [
@@ -373,15 +377,16 @@ fn bad_input_gets_an_error_and_the_server_goes_on() {
             assert_eq!(kind, "transcript-start");
             raw.event("audio-chunk", chunk, &vec![0; payload]);
         }
-        raw.expect_error("bad_request", words);
+        errors.push(raw.expect_error("bad_request", words));
         raw.expect_closed();
     }
     // A client that begins an event and stops sending is closed.
     let mut raw = Raw::connect(port);
     raw.send(b"{\"type\": \"ping\", \"data_length\": 100}\n{");
     let started = Instant::now();
-    let (kind, _) = raw.read().unwrap();
+    let (kind, stalled) = raw.read().unwrap();
     assert_eq!(kind, "error");
+    errors.push(stalled);
     assert!(raw.read().is_none());
     let waited = started.elapsed();
     assert!(
@@ -397,6 +402,9 @@ fn bad_input_gets_an_error_and_the_server_goes_on() {
     let mut raw = Raw::connect(port);
     raw.event("describe", json!({}), &[]);
     assert_eq!(raw.read().unwrap().0, "info");
+    common::snapshot_settings().bind(|| {
+        insta::assert_json_snapshot!("wyoming_errors", errors);
+    });
 }
 
 #[test]
