@@ -132,7 +132,8 @@ pub const LIVE_AFTER: Duration = Duration::from_secs(1);
 /// Audio that came at once and lasts longer than this (6 s at 16 kHz) is heard as a file is,
 /// packed into long chunks that two decoders share: stretch by stretch, each stretch is read
 /// twice (after the text before it, and alone), which for longer readings costs more than it
-/// gains (docs/performance.md, "Wyoming").
+/// gains. Chosen between 6 and 12 s on the development `pocketsphinx` and `voices` sets with
+/// `scripts/bench-wyoming` (docs/performance.md, "Wyoming").
 pub(super) const WHOLE_AFTER_SAMPLES: usize = 6 * 16_000;
 
 /// Where an utterance's audio goes.

@@ -110,7 +110,8 @@ pub(super) const LAST_WORDS_SAID_TWICE: usize = 3;
 /// Whether `text` ends in its last phrase of [`LAST_WORDS_SAID_TWICE`] words or more said twice
 /// in a row (punctuation and case aside): "... by a similar process by a similar process".
 /// Whisper reads a chunk that ends right where its speech does, through a window fitted to it,
-/// so (tiny.en q8_0, clips of a reader trimmed to her last word); heard through a window with
+/// so (tiny.en q8_0, LJSpeech clips trimmed to the reader's last word, in the development
+/// `voices` set); heard through a window with
 /// quiet after the speech it says the phrase once. Speakers say a phrase twice too, which is
 /// why this is a doubt to hear again, not a loop to cut.
 pub fn ends_in_its_last_words_twice(text: &str) -> bool {
