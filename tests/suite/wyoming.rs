@@ -335,6 +335,15 @@ fn bad_input_gets_an_error_and_the_server_goes_on() {
         errors.push(raw.expect_error("bad_request", ""));
         raw.expect_closed();
     }
+    // A web page's request (a browser cannot open a raw connection, but it can POST anywhere)
+    // begins with its request line, which is no event: refused and closed, its body unread.
+    let mut raw = Raw::connect(port);
+    raw.send(
+        b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n\r\n\
+          {\"type\": \"describe\"}\n",
+    );
+    errors.push(raw.expect_error("bad_request", "not a JSON object"));
+    raw.expect_closed();
     // An unknown event is answered and the connection goes on.
     let mut raw = Raw::connect(port);
     raw.event("open-the-pod-bay-doors", json!({}), &[]);
