@@ -689,9 +689,12 @@ mod tests {
     async fn live_chunks_among_upload_calls(at_once: usize) -> Vec<usize> {
         use super::testing::Paced;
         let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        // Each upload call lasts long enough that planning the dictation meanwhile (a debug
+        // build beside every other test binary: 0.3 s and more) cannot let a third call start
+        // before it.
         let engine = Paced {
             log: log.clone(),
-            pause: Duration::from_millis(150),
+            pause: Duration::from_millis(500),
             at_once,
         };
         let (_dir, t) = transcriber(vec![Arc::new(engine)], 4);
