@@ -171,10 +171,14 @@ fn every_weight_type_and_base_say_real_voices_once() {
             "scripts/test installs {model}"
         );
         for clip in &human {
-            for (samples, tail) in [
-                (clip.samples.to_vec(), ""),
-                (with_quiet_after(&clip.samples, 2.5), " +2.5 s quiet"),
-            ] {
+            let quiet = (with_quiet_after(&clip.samples, 2.5), " +2.5 s quiet");
+            // The default model hears the voices as they are in the test above.
+            let variants = if model == DEFAULT_MODEL {
+                vec![quiet]
+            } else {
+                vec![(clip.samples.to_vec(), ""), quiet]
+            };
+            for (samples, tail) in variants {
                 let output = hear(
                     &engine,
                     model,
@@ -277,10 +281,15 @@ fn translation_on_the_multilingual_model_returns_no_loop() {
     };
     let corpus = Corpus::load(&Corpus::source_dir()).unwrap();
     let engine = WhisperEngine::new(models, common::ENGINE_THREADS);
-    let foreign = corpus
-        .clips()
-        .iter()
-        .filter(|c| ["de", "fr", "es"].contains(&c.entry.language.as_str()));
+    // One clip a language: a second in the same language takes the same path.
+    let mut languages = Vec::new();
+    let foreign = corpus.clips().iter().filter(|c| {
+        let language = c.entry.language.as_str();
+        ["de", "fr", "es"].contains(&language) && !languages.contains(&language) && {
+            languages.push(language);
+            true
+        }
+    });
     for clip in foreign {
         let output = hear_clip(&engine, "base", clip, true, Task::Translate, false);
         check_no_loop(&output, clip.id());

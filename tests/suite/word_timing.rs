@@ -248,7 +248,7 @@ fn audio_too_short_for_dtw_is_heard_without_aborting() {
         .expect("a corpus clip")
         .samples
         .clone();
-    for start in [1.0, 1.5, 2.0, 3.0] {
+    for start in [1.0, 2.0] {
         for seconds in [0.11, 0.13, 0.15, 0.19] {
             let from = (start * SAMPLE_RATE as f64) as usize;
             let piece = &voice[from..from + (seconds * SAMPLE_RATE as f64) as usize];
