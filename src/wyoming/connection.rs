@@ -42,10 +42,12 @@ pub async fn serve(app: Arc<App>, stream: TcpStream) {
     let (out, outgoing) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_all(write, outgoing));
     let (incoming_tx, mut incoming) = mpsc::channel(1);
-    let reader = tokio::spawn(read_all(read, incoming_tx));
+    let (gone_tx, gone) = tokio::sync::watch::channel(false);
+    let reader = tokio::spawn(read_all(read, incoming_tx, gone_tx));
     let mut connection = Connection {
         app,
         out,
+        gone,
         model: None,
         language: None,
         open: None,
@@ -83,8 +85,13 @@ pub async fn serve(app: Arc<App>, stream: TcpStream) {
     let _ = writer.await;
 }
 
-/// Reads events into `incoming` until the stream ends or breaks.
-async fn read_all(read: OwnedReadHalf, incoming: mpsc::Sender<Incoming>) {
+/// Reads events into `incoming` until the stream ends or breaks, and then says so on `gone`
+/// at once (the events read before it may still wait to be handled).
+async fn read_all(
+    read: OwnedReadHalf,
+    incoming: mpsc::Sender<Incoming>,
+    gone: tokio::sync::watch::Sender<bool>,
+) {
     let mut reader = BufReader::new(read);
     loop {
         let next = match tokio::time::timeout(IDLE_TIMEOUT, reader.fill_buf()).await {
@@ -97,6 +104,9 @@ async fn read_all(read: OwnedReadHalf, incoming: mpsc::Sender<Incoming>) {
             },
         };
         let ends = matches!(next, Incoming::Broken(_));
+        if ends {
+            gone.send_replace(true);
+        }
         if incoming.send(next).await.is_err() || ends {
             return;
         }
@@ -168,6 +178,8 @@ impl Drop for Running {
 pub(super) struct Connection {
     pub(super) app: Arc<App>,
     pub(super) out: UnboundedSender<Event>,
+    /// True once the client left (or its stream broke).
+    pub(super) gone: tokio::sync::watch::Receiver<bool>,
     /// What the last `transcribe` asked for.
     pub(super) model: Option<String>,
     pub(super) language: Option<String>,

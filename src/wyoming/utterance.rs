@@ -34,9 +34,17 @@ impl Connection {
                 return false;
             }
         };
-        // The transcript of the utterance before comes first.
+        // The transcript of the utterance before comes first, unless the client leaves before
+        // it (the transcription is then abandoned with the connection).
         if let Some(mut running) = self.running.take() {
-            let _ = (&mut running.handle).await;
+            let mut gone = self.gone.clone();
+            tokio::select! {
+                _ = &mut running.handle => {}
+                _ = gone.wait_for(|gone| *gone) => {
+                    self.running = Some(running);
+                    return false;
+                }
+            }
         }
         let options = TranscribeOptions {
             model: self.model.clone(),

@@ -625,6 +625,28 @@ fn a_client_that_leaves_mid_utterance_stops_its_transcription() {
         used < 0.3,
         "{used:.2} s of CPU in 2 s after the client left"
     );
+    // A client that ends six minutes of speech, begins its next utterance once the first words
+    // come (the next waits for the transcript before) and leaves: the waiting stops, and the
+    // transcription with it.
+    let mut waiting = Raw::connect(port);
+    waiting.event("audio-start", format.clone(), &[]);
+    for _ in 0..8 {
+        for chunk in pcm.chunks(32_000) {
+            waiting.event("audio-chunk", format.clone(), chunk);
+        }
+    }
+    waiting.event("audio-stop", json!({}), &[]);
+    while waiting.read().expect("the first words").0 != "transcript-chunk" {}
+    waiting.event("audio-start", format.clone(), &[]);
+    drop(waiting);
+    std::thread::sleep(Duration::from_millis(700));
+    let busy = cpu_seconds(server.pid());
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_seconds(server.pid()) - busy;
+    assert!(
+        used < 0.3,
+        "{used:.2} s of CPU in 2 s after the client left while its next utterance waited"
+    );
     // The next utterance is heard at once, not after the three minutes.
     let short = corpus.clip("real-goforward").unwrap();
     let pcm: Vec<u8> = short
