@@ -6,6 +6,7 @@ pub mod app; // App: the assembled store, data folder and settings the routes sh
 pub mod audio; // decoding uploads to 16 kHz mono, resampling
 pub mod backup; // settings backups: the document, its validation, export and the merging import
 pub mod cancel; // a token blocking work polls, cancelled when a request's future is dropped
+pub mod chat; // prompt actions run through an OpenAI-compatible chat provider
 pub mod cli; // clap commands, the typed HTTP client, printers and exit codes
 /// The conformance kit: the contract's checks run over HTTP against any server (its own crate,
 /// which depends on nothing of the server).

@@ -16,6 +16,7 @@ pub mod limits;
 mod openai;
 pub mod origin;
 pub mod page;
+mod prompt_actions;
 mod query;
 mod realtime;
 mod recorder;
@@ -48,6 +49,7 @@ pub fn router(app: Arc<App>, port: u16) -> Router {
         .merge(history::routes())
         .merge(dictionary::routes())
         .merge(rules::routes())
+        .merge(prompt_actions::routes())
         .merge(backup::routes())
         .merge(dictation::routes())
         .merge(recorder::routes())

@@ -224,8 +224,15 @@ pub(super) fn words(
 pub(super) fn transcription(transcript: Transcript, options: &TranscribeOptions) -> Transcription {
     let verbose = options.response_format == ResponseFormat::VerboseJson;
     let words = words(&transcript, options);
+    let (transcribed_text, action_processing_time, prompt_action_error) = match transcript.action {
+        Some(ran) => (Some(ran.transcribed_text), Some(ran.seconds), ran.error),
+        None => (None, None, None),
+    };
     Transcription {
         text: transcript.text,
+        transcribed_text,
+        prompt_action_error,
+        action_processing_time,
         language: transcript.language,
         duration: transcript.duration,
         processing_time: transcript.processing_time,
@@ -276,6 +283,7 @@ impl From<TranscribeError> for ApiError {
                 ApiError::Conflict(err.to_string())
             }
             E::Busy { retry_after_secs } => ApiError::EngineBusy { retry_after_secs },
+            E::Action(refused) => refused.into(),
             E::Store(store) => store.into(),
             E::Internal { short, detail } => ApiError::internal(short, detail),
         }

@@ -1,4 +1,4 @@
-//! Outbound HTTP for model downloads and the plugin registry: TLS by rustls, certificates checked
+//! Outbound HTTP for model downloads, the plugin registry and the chat provider: TLS by rustls, certificates checked
 //! against the platform's trust store (on Linux the system bundle under /etc/ssl, or the
 //! `SSL_CERT_FILE` / `SSL_CERT_DIR` the environment names instead), proxies chosen per address by
 //! the curl conventions ([`proxy`]), redirects followed by hand up to [`MAX_REDIRECTS`] hops so
@@ -33,6 +33,8 @@ pub enum NetError {
     },
     #[error("cannot reach {url}: {cause}")]
     Unreachable { url: String, cause: String },
+    #[error("{url} did not answer in time")]
+    TimedOut { url: String },
     #[error("{url} redirected more than {MAX_REDIRECTS} times")]
     TooManyRedirects { url: String },
     #[error("{url} redirected to {location:?}, which is not followed: {cause}")]
@@ -129,11 +131,32 @@ impl HttpClient {
         }
     }
 
-    fn get_once(
+    /// POSTs `body` (JSON) to `url` with `headers`; a redirect is an answer like any other
+    /// (a POST is never sent on to another address).
+    pub fn post_json(
         &self,
         url: &Url,
         headers: &[(&str, &str)],
+        body: &[u8],
     ) -> Result<Response<ureq::Body>, NetError> {
+        let (proxy, proxy_address) = self.proxy(url)?;
+        let mut request = self
+            .agent
+            .post(url.as_str())
+            .header("content-type", "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request
+            .config()
+            .proxy(proxy)
+            .build()
+            .send(body)
+            .map_err(|err| classify(url, proxy_address, err))
+    }
+
+    /// The proxy for `url` (and its address, for errors), by the environment's rules.
+    fn proxy(&self, url: &Url) -> Result<(Option<ureq::Proxy>, Option<String>), NetError> {
         let proxy_address = self.proxies.proxy_for(url);
         let proxy = match &proxy_address {
             Some(address) => Some(ureq::Proxy::new(address).map_err(|err| NetError::Proxy {
@@ -143,6 +166,15 @@ impl HttpClient {
             })?),
             None => None,
         };
+        Ok((proxy, proxy_address))
+    }
+
+    fn get_once(
+        &self,
+        url: &Url,
+        headers: &[(&str, &str)],
+    ) -> Result<Response<ureq::Body>, NetError> {
+        let (proxy, proxy_address) = self.proxy(url)?;
         let mut request = self.agent.get(url.as_str());
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -162,6 +194,9 @@ fn classify(url: &Url, proxy: Option<String>, err: ureq::Error) -> NetError {
     let cause = err.to_string();
     if is_certificate_error(&err) {
         return NetError::Certificate { url, cause };
+    }
+    if matches!(err, ureq::Error::Timeout(_)) {
+        return NetError::TimedOut { url };
     }
     match proxy {
         Some(proxy) => NetError::Proxy { url, proxy, cause },

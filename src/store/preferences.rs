@@ -151,6 +151,12 @@ preferences! {
         "Serve the Wyoming protocol (Home Assistant's voice pipeline) on PORT or ADDR:PORT; empty: off. An address beyond loopback also needs `serve --wyoming-allow`";
     WYOMING_HISTORY: "wyomingHistory", Bool(false),
         "Keep transcriptions made over the Wyoming protocol in the history";
+    CHAT_BASE_URL: "chatBaseUrl", Text("http://127.0.0.1:11434/v1"),
+        "The OpenAI-compatible chat provider prompt actions run through (Ollama's by default; llama.cpp's server, LM Studio...), up to its /v1";
+    CHAT_MODEL: "chatModel", Text(""),
+        "The chat model prompt actions use (a name the provider serves, e.g. llama3.2); empty: actions cannot run";
+    CHAT_TIMEOUT_SECONDS: "chatTimeoutSeconds", Int { default: 30, min: 1, max: 600 },
+        "Seconds a prompt action waits for the chat provider before the text is kept as transcribed";
 }
 
 /// Preferences that belong to this machine and never travel in a settings backup: the API
@@ -170,6 +176,10 @@ pub const NOT_IN_BACKUP: &[&str] = &[
     DICTATION_INSERTION.key,
     // A listener on this machine's network is this machine's choice.
     WYOMING_ADDRESS.key,
+    // Where dictated text is sent: a backup from elsewhere must not send it to another server.
+    CHAT_BASE_URL.key,
+    CHAT_MODEL.key,
+    CHAT_TIMEOUT_SECONDS.key,
 ];
 
 /// Looks a preference up by its key (exact spelling).

@@ -1,4 +1,5 @@
-//! Secrets kept in the store (the API token). Never part of a settings backup.
+//! Secrets kept in the store (the API token, the chat provider's key). Never part of a
+//! settings backup.
 
 use rusqlite::OptionalExtension;
 
@@ -20,6 +21,14 @@ impl Store {
             [name, value],
         )?;
         Ok(())
+    }
+
+    /// Removes the secret `name`; returns whether it was set.
+    pub fn delete_secret(&self, name: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .conn()
+            .execute("DELETE FROM secrets WHERE name = ?1", [name])?
+            > 0)
     }
 
     /// Returns the secret `name`, creating it with `make` in the same transaction if absent,

@@ -66,6 +66,9 @@ pub enum TranscribeError {
     /// The audio could not be decoded (`Io`: reading it failed, a fault of the server).
     #[error(transparent)]
     Audio(DecodeError),
+    /// The request's prompt action cannot run (unknown, disabled, no provider set).
+    #[error(transparent)]
+    Action(#[from] crate::chat::Refused),
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A failure of the server; `short` is safe to show, `detail` goes to the log.

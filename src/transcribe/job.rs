@@ -110,6 +110,22 @@ pub struct Transcript {
     /// Post-processed segments, in order.
     pub segments: Vec<TimedText>,
     pub stages: StageTimes,
+    /// The request's prompt action, when it named one and there was text to run it on.
+    pub action: Option<ActionRan>,
+}
+
+/// A prompt action run on a transcript.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ActionRan {
+    pub name: String,
+    /// The transcript before the action (post-processed).
+    pub transcribed_text: String,
+    /// The model that answered; empty when the call failed.
+    pub model: String,
+    /// Seconds in the chat call.
+    pub seconds: f64,
+    /// Why it gave no text (the transcript is kept as it was).
+    pub error: Option<String>,
 }
 
 /// A segment of a transcript (seconds, to the millisecond).

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::job::ActionRan;
 use super::job::round_ms;
 use super::queue::Slot;
 use super::readable::readable;
@@ -15,6 +16,7 @@ use super::{Audio, Caller, PostProcessing, StageTimes, TimedText, TranscribeErro
 use crate::audio::decode::DecodeError;
 use crate::audio::vad::MAX_CHUNK_SAMPLES;
 use crate::cancel::Cancel;
+use crate::chat::ReadyAction;
 use crate::engine::{EngineOutput, Task};
 use crate::store::{NewHistoryEntry, preferences};
 use crate::wire::transcription::TranscribeOptions;
@@ -38,6 +40,8 @@ pub struct Planned {
     pub(super) save_api_history: bool,
     /// Voice activity detection before the engine (the option, else the preference).
     pub(super) vad: bool,
+    /// The prompt action the request names, checked: it runs on the transcript.
+    pub(super) action: Option<ReadyAction>,
 }
 
 impl Transcriber {
@@ -92,6 +96,10 @@ impl Transcriber {
                 .store
                 .pref_bool(&preferences::VOICE_ACTIVITY_DETECTION)?,
         };
+        let action = match options.prompt_action.as_deref() {
+            Some(key) => Some(crate::chat::prepare(&self.store, key)?),
+            None => None,
+        };
         Ok(Planned {
             transcriber: self,
             resolved,
@@ -100,6 +108,7 @@ impl Transcriber {
             post,
             save_api_history,
             vad,
+            action,
         })
     }
 
@@ -201,6 +210,9 @@ impl Planned {
             calls_at_once,
             "transcribed"
         );
+        if let Some(action) = self.action.take() {
+            transcript = run_action(action, transcript).await;
+        }
         self.save(transcript).await
     }
 
@@ -224,6 +236,7 @@ impl Planned {
             model: self.resolved.offer.spec.id,
             segments,
             stages: StageTimes::default(),
+            action: None,
         }
     }
 
@@ -266,6 +279,46 @@ impl Planned {
         transcript.text = saved.text;
         Ok(transcript)
     }
+}
+
+/// `transcript` with `action` run on its text: the action's output as its text, or, when the
+/// call fails, the text as it was and why. Nothing is run on a transcript without text.
+async fn run_action(action: ReadyAction, mut transcript: Transcript) -> Transcript {
+    if transcript.text.trim().is_empty() {
+        return transcript;
+    }
+    let stop = Cancel::new();
+    let _stop_when_dropped = stop.cancel_on_drop();
+    let mut ran = ActionRan {
+        name: action.action.name.clone(),
+        transcribed_text: transcript.text.clone(),
+        ..ActionRan::default()
+    };
+    let text = transcript.text.clone();
+    let started = Instant::now();
+    let result = tokio::task::spawn_blocking(move || action.run(&text, &stop)).await;
+    ran.seconds = round_ms(started.elapsed().as_secs_f64());
+    match result {
+        Ok(Ok(reply)) => {
+            ran.model = reply.model;
+            transcript.text = reply.text;
+        }
+        Ok(Err(error)) => ran.error = Some(error.to_string()),
+        Err(stopped) => {
+            ran.error = Some(format!(
+                "The prompt action stopped unexpectedly ({stopped})"
+            ));
+        }
+    }
+    if let Some(error) = &ran.error {
+        tracing::info!(
+            action = ran.name,
+            error,
+            "prompt action failed: the transcript is kept"
+        );
+    }
+    transcript.action = Some(ran);
+    transcript
 }
 
 /// `text` through the request's post-processing; numbers are written as digits in English

@@ -13,6 +13,7 @@ mod error;
 mod formats;
 pub mod history;
 pub mod openai;
+pub mod prompt_actions;
 pub mod rules;
 pub mod sessions;
 mod status;

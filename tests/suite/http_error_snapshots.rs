@@ -1,5 +1,5 @@
-//! The actual HTTP error answers of the history, dictionary, rules and settings backup routes,
-//! each snapshotted under `snapshots/` (status and body).
+//! The actual HTTP error answers of the history, dictionary, rules, prompt actions and settings
+//! backup routes, each snapshotted under `snapshots/` (status and body).
 
 use crate::common;
 
@@ -116,6 +116,58 @@ fn cases() -> Vec<(&'static str, Request<Body>)> {
         (
             "profiles_toggle_unknown",
             empty("PUT", &format!("/v1/profiles/toggle?id={UNKNOWN_ID}")),
+        ),
+        (
+            "prompt_action_delete_bad_id",
+            empty("DELETE", "/v1/prompt-actions?id=fix"),
+        ),
+        (
+            "prompt_action_delete_unknown",
+            empty("DELETE", &format!("/v1/prompt-actions?id={UNKNOWN_ID}")),
+        ),
+        (
+            "prompt_action_put_unknown",
+            json_body(
+                "PUT",
+                "/v1/prompt-actions",
+                &format!(r#"{{"id":"{UNKNOWN_ID}","name":"Fix","prompt":"Fix it."}}"#),
+            ),
+        ),
+        (
+            "prompt_action_put_no_name",
+            json_body(
+                "PUT",
+                "/v1/prompt-actions",
+                r#"{"name":" ","prompt":"Fix it."}"#,
+            ),
+        ),
+        (
+            "prompt_action_put_no_prompt",
+            json_body("PUT", "/v1/prompt-actions", r#"{"name":"Fix"}"#),
+        ),
+        (
+            "prompt_action_run_unknown",
+            json_body(
+                "POST",
+                "/v1/prompt-actions/run",
+                r#"{"name":"Summarise","text":"x"}"#,
+            ),
+        ),
+        (
+            "prompt_action_run_id_and_name",
+            json_body(
+                "POST",
+                "/v1/prompt-actions/run",
+                &format!(r#"{{"id":"{UNKNOWN_ID}","name":"Fix","text":"x"}}"#),
+            ),
+        ),
+        (
+            "prompt_action_run_no_text",
+            json_body(
+                "POST",
+                "/v1/prompt-actions/run",
+                r#"{"name":"Fix","text":""}"#,
+            ),
         ),
         (
             "import_without_json_content_type",
@@ -265,6 +317,10 @@ async fn without_the_token_the_new_routes_answer_401() {
         ("PUT", "/v1/dictionary/corrections"),
         ("GET", "/v1/rules"),
         ("PUT", "/v1/profiles/toggle"),
+        ("GET", "/v1/prompt-actions"),
+        ("PUT", "/v1/prompt-actions"),
+        ("DELETE", "/v1/prompt-actions"),
+        ("POST", "/v1/prompt-actions/run"),
         ("GET", "/v1/settings/export"),
         ("POST", "/v1/settings/import"),
     ] {

@@ -45,6 +45,7 @@ mod multilingual;
 mod openai_api;
 mod ort_format;
 mod package;
+mod prompt_actions;
 mod real_capture;
 mod real_sessions;
 mod realtime;

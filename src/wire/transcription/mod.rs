@@ -134,6 +134,8 @@ transcription_fields! {
     timestamp_granularities: Granularities { form: "timestamp_granularities", header: "x-timestamp-granularities" },
     /// Answer with server-sent events, a segment at a time, as they are decoded.
     stream: Flag { form: "stream", header: "x-stream" },
+    /// A prompt action (id or name) run on the text: the answer's `text` is its output.
+    prompt_action: Text { form: "prompt_action", header: "x-prompt-action" },
 }
 
 impl TranscribeOptions {
@@ -209,7 +211,17 @@ pub fn split_hints(value: &str) -> Vec<String> {
 /// The Transcription object both transcription routes answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Transcription {
+    /// The transcript, or with a prompt action, the action's output.
     pub text: String,
+    /// With a prompt action: what the engine heard (after corrections).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcribed_text: Option<String>,
+    /// With a prompt action that failed: why (one sentence); `text` is then the transcript.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_action_error: Option<String>,
+    /// With a prompt action: the seconds its chat call took (not in `processing_time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action_processing_time: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
     pub duration: f64,

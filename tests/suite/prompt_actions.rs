@@ -1,0 +1,489 @@
+//! Prompt actions (`/v1/prompt-actions`, `prompt_action` on the transcription routes) against
+//! a stand-in chat provider on loopback (wiremock playing Ollama's OpenAI-compatible API: no
+//! chat server with a model can be had from the package registries here): the request as the
+//! `openai` SDK sends it, answers streamed and whole, every failure (unreachable, too slow, an
+//! error status, not a completion, no text) keeping the transcript and saying why, refusals
+//! before any engine work, and the API key never shown, exported or sent in the clear.
+
+use crate::common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use common::{TestApp, call};
+use serde_json::{Value, json};
+use verbatim::store::PrefValue;
+use verbatim::store::preferences::{CHAT_BASE_URL, CHAT_MODEL, CHAT_TIMEOUT_SECONDS};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+/// An app whose chat provider is `base` with model `llama3.2`.
+fn app_with_provider(base: &str) -> TestApp {
+    let app = TestApp::new();
+    let store = &app.app.store;
+    store
+        .set_pref(&CHAT_BASE_URL, &PrefValue::Text(base.into()))
+        .unwrap();
+    store
+        .set_pref(&CHAT_MODEL, &PrefValue::Text("llama3.2".into()))
+        .unwrap();
+    app
+}
+
+/// A completion streamed as Ollama streams it: role, the text in two pieces, then `[DONE]`.
+fn streamed(text: &str) -> ResponseTemplate {
+    let (first, second) = text.split_at(text.len() / 2);
+    let event = |delta: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "llama3.2:latest",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+        )
+    };
+    let body = [
+        event(json!({"role": "assistant", "content": ""})),
+        event(json!({"content": first})),
+        event(json!({"content": second})),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+}
+
+/// A completion answered whole.
+fn whole(text: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-2", "object": "chat.completion", "model": "llama3.2:latest",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": "stop"}]
+    }))
+}
+
+async fn provider_answering(answer: ResponseTemplate) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(answer)
+        .mount(&server)
+        .await;
+    server
+}
+
+async fn add(app: &TestApp, name: &str, prompt: &str) -> Value {
+    let (status, body) = call(
+        &app.router(),
+        "PUT",
+        "/v1/prompt-actions",
+        Some(json!({"name": name, "prompt": prompt})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+async fn run(app: &TestApp, body: Value) -> (StatusCode, Value) {
+    call(&app.router(), "POST", "/v1/prompt-actions/run", Some(body)).await
+}
+
+fn received(requests: &[Request]) -> Value {
+    assert_eq!(requests.len(), 1, "one call to the provider");
+    serde_json::from_slice(&requests[0].body).unwrap()
+}
+
+#[tokio::test]
+async fn actions_are_listed_created_changed_and_deleted() {
+    let app = TestApp::new();
+    let router = app.router();
+    let (status, listed) = call(&router, "GET", "/v1/prompt-actions", None).await;
+    assert_eq!(
+        (status, listed),
+        (StatusCode::OK, json!({"actions": [], "count": 0}))
+    );
+    let fix = add(
+        &app,
+        "Fix grammar",
+        "Fix the grammar. Answer with the text only.",
+    )
+    .await;
+    assert_eq!(fix["enabled"], true);
+    let id = fix["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        id,
+        id.to_uppercase(),
+        "ids are upper-case UUIDs, as elsewhere"
+    );
+
+    // Another action of the same name (any case) is refused; an unknown id is not found.
+    let (status, body) = call(
+        &router,
+        "PUT",
+        "/v1/prompt-actions",
+        Some(json!({"name": "FIX GRAMMAR", "prompt": "x"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let (status, _) = call(
+        &router,
+        "PUT",
+        "/v1/prompt-actions",
+        Some(json!({"id": uuid::Uuid::new_v4().to_string(), "name": "New", "prompt": "x"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    for bad in [
+        json!({"name": " ", "prompt": "x"}),
+        json!({"name": "A", "prompt": ""}),
+        json!({"name": "A"}),
+        json!({"name": "A", "prompt": "x", "colour": "red"}),
+        json!({"id": "42", "name": "A", "prompt": "x"}),
+        json!({"name": "A".repeat(201), "prompt": "x"}),
+    ] {
+        let (status, body) = call(&router, "PUT", "/v1/prompt-actions", Some(bad.clone())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert!(body["error"]["message"].is_string(), "{body}");
+    }
+
+    // Changed in place, its state kept unless given, then switched off.
+    let (status, changed) = call(
+        &router,
+        "PUT",
+        "/v1/prompt-actions",
+        Some(json!({"id": id.to_lowercase(), "name": "Fix grammar", "prompt": "Fix it."})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        (changed["id"].as_str(), changed["enabled"].as_bool()),
+        (Some(id.as_str()), Some(true))
+    );
+    let (_, off) = call(
+        &router,
+        "PUT",
+        "/v1/prompt-actions",
+        Some(json!({"id": id, "name": "Fix grammar", "prompt": "Fix it.", "enabled": false})),
+    )
+    .await;
+    assert_eq!(off["enabled"], false);
+    add(&app, "Email", "Write it as an email.").await;
+    let (_, listed) = call(&router, "GET", "/v1/prompt-actions", None).await;
+    assert_eq!(listed["count"], 2);
+    assert_eq!(listed["actions"][0]["prompt"], "Fix it.");
+
+    let delete = format!("/v1/prompt-actions?id={id}");
+    let (status, body) = call(&router, "DELETE", &delete, None).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"deleted": true})));
+    let (status, _) = call(&router, "DELETE", &delete, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = call(&router, "DELETE", "/v1/prompt-actions?id=nope", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn an_action_runs_on_streamed_and_whole_answers_as_the_openai_sdk_asks() {
+    let provider = provider_answering(streamed("Dear Sam, the meeting is at ten.")).await;
+    let app = app_with_provider(&format!("{}/v1", provider.uri()));
+    add(&app, "Email", "Write it as an email.").await;
+    let (status, ran) = run(
+        &app,
+        json!({"name": "email", "text": "meeting at ten tell sam"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{ran}");
+    assert_eq!(ran["text"], "Dear Sam, the meeting is at ten.");
+    assert_eq!(ran["action"]["name"], "Email");
+    assert_eq!(ran["model"], "llama3.2:latest");
+    assert!(ran["processing_time"].as_f64().unwrap() >= 0.0);
+
+    let requests = provider.received_requests().await.unwrap();
+    let sent = received(&requests);
+    assert_eq!(
+        sent,
+        json!({"model": "llama3.2", "stream": true, "messages": [
+            {"role": "system", "content": "Write it as an email."},
+            {"role": "user", "content": "meeting at ten tell sam"}]})
+    );
+    let headers = &requests[0].headers;
+    assert_eq!(headers.get("content-type").unwrap(), "application/json");
+    assert!(
+        headers.get("authorization").is_none(),
+        "no key, no Authorization"
+    );
+
+    // The same request from the `openai` package, where it is installed: the same address,
+    // the same body.
+    if let Some(python) = std::env::var_os("VERBATIM_TEST_OPENAI_PYTHON") {
+        let sdk = provider_answering(streamed("ok")).await;
+        let script = "import sys, openai\n\
+            c = openai.OpenAI(base_url=sys.argv[1], api_key='unused')\n\
+            s = c.chat.completions.create(model='llama3.2', stream=True, messages=[\n\
+              {'role': 'system', 'content': 'Write it as an email.'},\n\
+              {'role': 'user', 'content': 'meeting at ten tell sam'}])\n\
+            print(''.join(x.choices[0].delta.content or '' for x in s))\n";
+        let output = std::process::Command::new(python)
+            .args(["-c", script, &format!("{}/v1", sdk.uri())])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "ok");
+        let theirs = sdk.received_requests().await.unwrap();
+        assert_eq!(theirs[0].url.path(), requests[0].url.path());
+        assert_eq!(received(&theirs), sent);
+    }
+
+    // A provider that answers whole.
+    let provider = provider_answering(whole("Fixed text.")).await;
+    let app = app_with_provider(&format!("{}/v1/", provider.uri()));
+    let id = add(&app, "Fix", "Fix it.").await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, ran) = run(&app, json!({"id": id, "text": "fixd txt"})).await;
+    assert_eq!(
+        (status, ran["text"].as_str()),
+        (StatusCode::OK, Some("Fixed text."))
+    );
+}
+
+/// The run's 503 message for a provider that answers `answer` (or `base` itself when given).
+async fn failure(answer: Option<ResponseTemplate>, base: Option<String>, timeout: i64) -> String {
+    let provider = match answer {
+        Some(answer) => Some(provider_answering(answer).await),
+        None => None,
+    };
+    let base = base.unwrap_or_else(|| format!("{}/v1", provider.as_ref().unwrap().uri()));
+    let port = base
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches("/v1")
+        .to_string();
+    let app = app_with_provider(&base);
+    app.app
+        .store
+        .set_pref(&CHAT_TIMEOUT_SECONDS, &PrefValue::Int(timeout))
+        .unwrap();
+    add(&app, "Fix", "Fix it.").await;
+    let (status, body) = run(&app, json!({"name": "Fix", "text": "some text"})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"]["code"], "service_unavailable");
+    // The provider's port changes from run to run.
+    body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .replace(&format!(":{port}"), ":PORT")
+}
+
+#[tokio::test]
+async fn every_failure_of_the_provider_says_what_failed_and_what_to_check() {
+    let mut seen = serde_json::Map::new();
+    let closed = format!("http://127.0.0.1:{}/v1", common::closed_port());
+    let message = failure(None, Some(closed), 30).await;
+    seen.insert("unreachable".into(), message.clone().into());
+    assert!(
+        message.contains("cannot be reached") && message.contains("chatBaseUrl"),
+        "{message}"
+    );
+
+    let slow = whole("late").set_delay(Duration::from_secs(3));
+    let message = failure(Some(slow), None, 1).await;
+    seen.insert("slow".into(), message.clone().into());
+    assert!(
+        message.contains("within 1 s") && message.contains("chatTimeoutSeconds"),
+        "{message}"
+    );
+
+    let missing = ResponseTemplate::new(404).set_body_json(
+        json!({"error": {"message": "model \"llama3.2\" not found, try pulling it first"}}),
+    );
+    let message = failure(Some(missing), None, 30).await;
+    seen.insert("missing_model".into(), message.clone().into());
+    assert!(
+        message.contains("answered 404") && message.contains("not found, try pulling"),
+        "{message}"
+    );
+    assert!(message.contains("chatModel 'llama3.2'"), "{message}");
+    let refused = ResponseTemplate::new(401).set_body_json(json!({"error": "invalid key"}));
+    let message = failure(Some(refused), None, 30).await;
+    seen.insert("bad_key".into(), message.clone().into());
+    assert!(message.contains("chatApiKey"), "{message}");
+
+    let page = ResponseTemplate::new(200).set_body_raw("<html>hello</html>", "text/html");
+    let message = failure(Some(page), None, 30).await;
+    seen.insert("not_a_completion".into(), message.clone().into());
+    assert!(message.contains("not a chat completion"), "{message}");
+
+    let message = failure(Some(whole("   ")), None, 30).await;
+    seen.insert("no_text".into(), message.clone().into());
+    assert!(message.contains("no text"), "{message}");
+    let message = failure(Some(streamed("")), None, 30).await;
+    assert!(message.contains("no text"), "{message}");
+    insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_json_snapshot!("prompt_action_provider_failures", seen);
+    });
+}
+
+#[tokio::test]
+async fn runs_that_cannot_start_are_refused_before_any_call() {
+    let provider = provider_answering(whole("unused")).await;
+    let app = app_with_provider(&format!("{}/v1", provider.uri()));
+    let router = app.router();
+    let fix = add(&app, "Fix", "Fix it.").await;
+    let (status, body) = run(&app, json!({"name": "Summarise", "text": "x"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'Summarise'")
+    );
+    for bad in [
+        json!({"text": "x"}),
+        json!({"id": fix["id"], "name": "Fix", "text": "x"}),
+        json!({"name": "Fix", "text": "  "}),
+        json!({"name": "Fix"}),
+    ] {
+        let (status, _) = run(&app, bad.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+    call(
+        &router,
+        "PUT",
+        "/v1/prompt-actions",
+        Some(json!({"id": fix["id"], "name": "Fix", "prompt": "Fix it.", "enabled": false})),
+    )
+    .await;
+    let mut refusals = serde_json::Map::new();
+    let (status, body) = run(&app, json!({"name": "Fix", "text": "x"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("disabled")
+    );
+    refusals.insert("disabled".into(), body);
+
+    add(&app, "Email", "As an email.").await;
+    let store = &app.app.store;
+    store
+        .set_pref(&CHAT_MODEL, &PrefValue::Text(String::new()))
+        .unwrap();
+    let (status, body) = run(&app, json!({"name": "Email", "text": "x"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("chatModel")
+    );
+    refusals.insert("no_model".into(), body);
+
+    // A key never goes in the clear to another machine.
+    store
+        .set_pref(&CHAT_MODEL, &PrefValue::Text("m".into()))
+        .unwrap();
+    store.set_secret("chatApiKey", "sk-test-secret").unwrap();
+    store
+        .set_pref(
+            &CHAT_BASE_URL,
+            &PrefValue::Text("http://192.0.2.7:11434/v1".into()),
+        )
+        .unwrap();
+    let (status, body) = run(&app, json!({"name": "Email", "text": "x"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("HTTPS"));
+    assert!(!body.to_string().contains("sk-test-secret"));
+    refusals.insert("key_in_the_clear".into(), body);
+    assert!(provider.received_requests().await.unwrap().is_empty());
+    insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_json_snapshot!("prompt_action_refusals", refusals);
+    });
+}
+
+#[tokio::test]
+async fn the_key_goes_to_the_provider_alone_and_never_into_a_backup() {
+    let provider = provider_answering(whole("Done.")).await;
+    let app = app_with_provider(&format!("{}/v1", provider.uri()));
+    app.app
+        .store
+        .set_secret("chatApiKey", "sk-test-secret")
+        .unwrap();
+    add(&app, "Fix", "Fix it.").await;
+    let (status, ran) = run(&app, json!({"name": "Fix", "text": "x"})).await;
+    assert_eq!(status, StatusCode::OK, "{ran}");
+    assert!(!ran.to_string().contains("sk-test-secret"));
+    let requests = provider.received_requests().await.unwrap();
+    assert_eq!(
+        requests[0].headers.get("authorization").unwrap(),
+        "Bearer sk-test-secret"
+    );
+
+    let (status, backup) = call(&app.router(), "GET", "/v1/settings/export", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let exported = backup.to_string();
+    assert!(!exported.contains("sk-test-secret"));
+    assert!(
+        !exported.contains("chatBaseUrl") && !exported.contains("chatModel"),
+        "{exported}"
+    );
+}
+
+#[tokio::test]
+async fn a_transcription_with_an_action_answers_its_output_and_keeps_the_words_when_it_fails() {
+    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/en-weather.wav");
+    let wav = std::fs::read(&clip).unwrap();
+    let transcribe = |app: &TestApp, action: &str| {
+        let request = common::multipart(
+            "/v1/transcribe",
+            &[("prompt_action", action)],
+            Some(("weather.wav", &wav)),
+        );
+        let router = app.router();
+        async move { common::send(&router, request).await }
+    };
+    let provider = provider_answering(streamed("THE WEATHER, REWRITTEN.")).await;
+    let app = app_with_provider(&format!("{}/v1", provider.uri()));
+    add(&app, "Shout", "Write it in capitals.").await;
+    let (status, _, answer) = transcribe(&app, "shout").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["text"], "THE WEATHER, REWRITTEN.");
+    let heard = answer["transcribed_text"].as_str().unwrap().to_string();
+    assert!(!heard.is_empty() && heard != answer["text"], "{answer}");
+    assert!(
+        answer["action_processing_time"].as_f64().is_some(),
+        "{answer}"
+    );
+    assert!(answer.get("prompt_action_error").is_none(), "{answer}");
+    assert_eq!(
+        received(&provider.received_requests().await.unwrap())["messages"][1]["content"],
+        heard.as_str()
+    );
+
+    // A provider that fails: the words as heard, and why.
+    let broken = provider_answering(ResponseTemplate::new(500).set_body_string("overloaded")).await;
+    let app = app_with_provider(&format!("{}/v1", broken.uri()));
+    add(&app, "Shout", "Write it in capitals.").await;
+    let (status, _, answer) = transcribe(&app, "Shout").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["text"], heard.as_str());
+    assert_eq!(answer["transcribed_text"], heard.as_str());
+    let why = answer["prompt_action_error"].as_str().unwrap();
+    assert!(
+        why.contains("answered 500") && why.contains("overloaded"),
+        "{why}"
+    );
+
+    // An unknown action: refused before the audio is heard.
+    let (status, _, answer) = transcribe(&app, "Summarise").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
+    // The raw-body route takes it as a header.
+    let request = common::request("POST", "/v1/transcribe")
+        .header("content-type", "audio/wav")
+        .header("x-prompt-action", "Shout")
+        .body(axum::body::Body::from(wav.clone()))
+        .unwrap();
+    let (status, _, answer) = common::send(&app.router(), request).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer["prompt_action_error"].is_string(), "{answer}");
+}
