@@ -8,6 +8,7 @@
 //! keeps the text it had.
 
 pub mod completion;
+pub mod models;
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -80,6 +81,11 @@ impl ChatSettings {
         if self.model.is_empty() {
             return Err(NotReady::NoModel);
         }
+        self.address("chat/completions")
+    }
+
+    /// `tail` under the provider's base address (its `/v1`), or why it cannot be used.
+    fn address(&self, tail: &str) -> Result<Url, NotReady> {
         let bad = || NotReady::BadUrl {
             url: crate::wire::echo(&self.base_url).to_string(),
         };
@@ -92,10 +98,15 @@ impl ChatSettings {
                 url: base.to_string(),
             });
         }
-        let path = format!("{}/chat/completions", base.path().trim_end_matches('/'));
+        let path = format!("{}/{tail}", base.path().trim_end_matches('/'));
         let mut url = base;
         url.set_path(&path);
         Ok(url)
+    }
+
+    /// The `Authorization` header's value, when a key is set.
+    fn authorization(&self) -> Option<String> {
+        self.key.as_ref().map(|key| format!("Bearer {key}"))
     }
 }
 
@@ -227,7 +238,7 @@ impl ReadyAction {
             read: settings.timeout,
             total: Some(settings.timeout),
         });
-        let authorization = settings.key.as_ref().map(|key| format!("Bearer {key}"));
+        let authorization = settings.authorization();
         let mut headers = vec![("accept", "text/event-stream, application/json")];
         if let Some(authorization) = &authorization {
             headers.push(("authorization", authorization));

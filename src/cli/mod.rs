@@ -171,6 +171,11 @@ pub enum Command {
         #[command(subcommand)]
         command: Option<commands::local_data::LocalDataCommand>,
     },
+    /// List, add, remove or run prompt actions (run through the chat provider).
+    Actions {
+        #[command(subcommand)]
+        command: Option<commands::actions::ActionsCommand>,
+    },
     /// List or delete prompt actions (from settings backups) in the local data folder.
     PromptActions {
         #[command(subcommand)]
@@ -278,6 +283,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Profiles { command } => {
             commands::local_data::run(globals, commands::local_data::Kind::Profiles, command)
         }
+        Command::Actions { command } => commands::actions::run(globals, command),
         Command::PromptActions { command } => {
             commands::local_data::run(globals, commands::local_data::Kind::PromptActions, command)
         }

@@ -2,6 +2,7 @@
 //! with its fix. One module per group of checks; each check is a [`Finding`]. Only `fail` means
 //! dictation cannot work; `warn` is something worth knowing (a stale file, no hotkeys).
 
+mod chat;
 mod data;
 mod desktop;
 mod limits;
@@ -113,6 +114,8 @@ struct Settings {
     insertion: String,
     microphone: String,
     wyoming: String,
+    /// The chat provider of prompt actions (None when it could not be read).
+    chat: Option<crate::chat::ChatSettings>,
     /// Why the stored values could not be read (the defaults are used then).
     unreadable: Option<String>,
 }
@@ -134,6 +137,7 @@ impl Settings {
             insertion: default_text(&preferences::DICTATION_INSERTION),
             microphone: String::new(),
             wyoming: String::new(),
+            chat: None,
             unreadable: None,
         };
         let path = dir.database_path();
@@ -149,6 +153,7 @@ impl Settings {
                 insertion: store.pref_text(&preferences::DICTATION_INSERTION)?,
                 microphone: store.pref_text(&preferences::PREFERRED_MICROPHONE)?,
                 wyoming: store.pref_text(&preferences::WYOMING_ADDRESS)?,
+                chat: Some(crate::chat::ChatSettings::load(&store)?),
                 unreadable: None,
             })
         };
@@ -187,6 +192,7 @@ pub fn run(context: &Context) -> Report {
         data::discovery_file(&context.data_dir),
         port::port(context, settings.port),
         wyoming::wyoming(&settings.wyoming),
+        chat::chat(settings.chat.as_ref()),
         limits::open_files(crate::server::descriptors::open_file_limit()),
         model::model(&context.models, &settings.engine, &settings.model),
         sound::sound_server(context),

@@ -305,12 +305,13 @@ fn systemd_analyze_verifies_the_written_unit() {
 }
 
 /// The names of every check, in order.
-const CHECKS: [&str; 13] = [
+const CHECKS: [&str; 14] = [
     "program",
     "data folder",
     "discovery file",
     "port",
     "wyoming",
+    "prompt actions",
     "open files",
     "model",
     "sound server",

@@ -487,3 +487,151 @@ async fn a_transcription_with_an_action_answers_its_output_and_keeps_the_words_w
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert!(answer["prompt_action_error"].is_string(), "{answer}");
 }
+
+/// The CLI end to end: the key read from standard input and never printed, actions added,
+/// changed, listed, run (text as an argument or on standard input) and removed, errors with
+/// the exit codes of every command; the server's log never holds the key.
+#[test]
+fn the_cli_sets_the_key_and_adds_runs_and_removes_actions() {
+    use assert_cmd::Command;
+    use predicates::prelude::*;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let provider = runtime.block_on(provider_answering(whole("Fixed, with care.")));
+    let home = tempfile::tempdir().unwrap();
+    let cli = || {
+        let mut command = Command::new(common::binary());
+        command
+            .env("VERBATIM_HOME", home.path())
+            .env_remove("VERBATIM_API_TOKEN");
+        command
+    };
+    let base = format!("{}/v1", provider.uri());
+    cli()
+        .args(["config", "set", "chatBaseUrl", &base])
+        .assert()
+        .success();
+    cli()
+        .args(["config", "set", "chatModel", "llama3.2"])
+        .assert()
+        .success();
+    cli()
+        .args(["config", "set-secret", "chatApiKey"])
+        .write_stdin("sk-cli-secret\n")
+        .assert()
+        .success()
+        .stdout("chatApiKey stored (13 characters).\n");
+    cli()
+        .args(["config", "set-secret", "apiToken"])
+        .write_stdin("x\n")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("Unknown secret 'apiToken'"));
+    let listed = cli().args(["config", "list"]).assert().success();
+    assert!(!String::from_utf8_lossy(&listed.get_output().stdout).contains("sk-cli"));
+
+    // Doctor asks the provider for its models: one it serves, then one it does not.
+    let doctor = |expected: &str| {
+        let out = cli().args(["doctor", "--json"]).output().unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let check = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "prompt actions")
+            .unwrap()
+            .clone();
+        assert_eq!(check["status"], expected, "{check}");
+        check["detail"].as_str().unwrap().to_string()
+    };
+    let detail = doctor("warn");
+    assert!(detail.contains("answered 404 to GET /models"), "{detail}");
+    runtime.block_on(
+        Mock::given(method("GET"))
+            .and(path("/v1/models"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+                "object": "list",
+                "data": [{"id": "llama3.2:latest", "object": "model"}]
+            })))
+            .mount(&provider),
+    );
+    assert!(doctor("ok").contains("serves 'llama3.2'"));
+    cli()
+        .args(["config", "set", "chatModel", "mistral"])
+        .assert()
+        .success();
+    assert!(doctor("warn").contains("does not serve 'mistral' (it serves: llama3.2:latest)"));
+    cli()
+        .args(["config", "set", "chatModel", "llama3.2"])
+        .assert()
+        .success();
+
+    let mut server = common::SpawnedServer::start(home.path(), &[]);
+    cli()
+        .args(["actions"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("No prompt actions"));
+    cli()
+        .args(["actions", "add", "Fix grammar", "Fix the grammar."])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "Prompt action 'Fix grammar' added",
+        ));
+    cli()
+        .args(["actions", "add", "fix grammar", "Fix grammar and spelling."])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("changed"));
+    cli()
+        .args(["actions", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Fix grammar and spelling."));
+    cli()
+        .args(["actions", "run", "Fix grammar", "fixd with car"])
+        .assert()
+        .success()
+        .stdout("Fixed, with care.\n");
+    let out = cli()
+        .args(["--json", "actions", "run", "FIX GRAMMAR", "-"])
+        .write_stdin("from standard input\n")
+        .assert()
+        .success();
+    let answer: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(answer["model"], "llama3.2:latest");
+    let requests: Vec<Request> = runtime
+        .block_on(provider.received_requests())
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.url.path().ends_with("/chat/completions"))
+        .collect();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].headers.get("authorization").unwrap(),
+        "Bearer sk-cli-secret"
+    );
+    let all = runtime.block_on(provider.received_requests()).unwrap();
+    assert!(
+        all.iter()
+            .all(|r| r.headers.get("authorization").unwrap() == "Bearer sk-cli-secret"),
+        "doctor's requests carry the key too"
+    );
+    let body: Value = serde_json::from_slice(&requests[1].body).unwrap();
+    assert_eq!(body["messages"][1]["content"], "from standard input\n");
+    cli()
+        .args(["actions", "run", "Summarise", "x"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("Server returned 404"));
+    cli()
+        .args(["actions", "remove", "Fix grammar"])
+        .assert()
+        .success()
+        .stdout("Prompt action removed.\n");
+    cli()
+        .args(["actions", "remove", "Fix grammar"])
+        .assert()
+        .code(1);
+    assert!(!server.stderr_line_contains("sk-cli"));
+}

@@ -1,4 +1,5 @@
-//! `verbatim config list|get|set|unset`: preferences in the local store. A running server reads
+//! `verbatim config list|get|set|unset`: preferences in the local store; `set-secret`, a
+//! secret read from standard input. A running server reads
 //! them on use, so a change (for example switching token checking on) applies at once.
 //! `verbatim config hotkey` is in [`super::hotkey`].
 
@@ -30,6 +31,13 @@ pub enum ConfigCommand {
     Unset {
         /// The preference's name, e.g. `apiServerPort` (see `verbatim config list`).
         key: String,
+    },
+    /// Store a secret read from standard input (never from the command line, where other users
+    /// and the shell's history could see it): `chatApiKey`, the chat provider's API key. An
+    /// empty line removes it.
+    SetSecret {
+        /// The secret's name: chatApiKey.
+        name: String,
     },
     /// List the global hotkeys, or show, bind or clear one slot's. SHORTCUT is like
     /// Ctrl+Alt+Space (modifiers Ctrl, Alt, Shift, Super, then one key).
@@ -91,6 +99,23 @@ pub fn run(globals: &Globals, command: ConfigCommand) -> Result<(), CliError> {
                 println!("{} = {value} (default; it was not set)", pref.key);
             }
         }
+        ConfigCommand::SetSecret { name } => {
+            if name != crate::chat::API_KEY_SECRET {
+                return Err(CliError::Local(format!(
+                    "Unknown secret '{}': the one set this way is {} (the API token: `verbatim token`)",
+                    crate::wire::echo(&name),
+                    crate::chat::API_KEY_SECRET
+                )));
+            }
+            let value = read_secret(&name)?;
+            if value.is_empty() {
+                store.delete_secret(&name).map_err(CliError::local)?;
+                println!("{name} removed.");
+            } else {
+                store.set_secret(&name, &value).map_err(CliError::local)?;
+                println!("{name} stored ({} characters).", value.chars().count());
+            }
+        }
         ConfigCommand::Hotkey {
             slot,
             shortcut,
@@ -107,6 +132,22 @@ pub fn run(globals: &Globals, command: ConfigCommand) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// The first line of standard input, trimmed; prompted for (without echo being turned off:
+/// paste it, or pipe it in) when standard input is a terminal.
+fn read_secret(name: &str) -> Result<String, CliError> {
+    use std::io::{BufRead, IsTerminal, Read};
+    if std::io::stdin().is_terminal() {
+        eprintln!("Paste {name} and press Enter (an empty line removes it):");
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .take(64 * 1024)
+        .read_line(&mut line)
+        .map_err(|e| CliError::Local(format!("cannot read standard input: {e}")))?;
+    Ok(line.trim().to_string())
 }
 
 fn print_one(globals: &Globals, key: &str, value: &preferences::PrefValue) {

@@ -1,5 +1,6 @@
 //! One module per CLI command.
 
+pub mod actions;
 pub mod backup;
 pub mod completions;
 pub mod config;
