@@ -34,6 +34,7 @@ fn rule(w: Workflow) -> Rule {
         language_mode: w.extra.language_mode.as_str().into(),
         language_hints: w.extra.language_hints,
         translation_target_language: w.translation_target_language,
+        prompt_action_id: w.extra.prompt_action_id.map(|action| action.0),
     }
 }
 

@@ -151,6 +151,16 @@ impl<'a> Obj<'a> {
             .ok_or_else(|| self.problem(key, "expected a UUID."))
     }
 
+    pub fn opt_uuid(&self, key: &str) -> Read<Option<Uuid>> {
+        match self.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => as_string(value)
+                .and_then(|s| wire::parse_uuid(&s))
+                .map(Some)
+                .ok_or_else(|| self.problem(key, "expected a UUID.")),
+        }
+    }
+
     pub fn timestamp(&self, key: &str) -> Read<DateTime<Utc>> {
         self.opt_timestamp(key)?
             .ok_or_else(|| self.problem(key, "required field is missing."))

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::engine::Task;
 use crate::session;
 use crate::store::{LanguageMode, Profile, Workflow};
-use crate::transcribe::{TranscribeError, Transcriber, Transcript};
+use crate::transcribe::{ActionRan, TranscribeError, Transcriber, Transcript};
 use crate::wire::transcription::TranscribeOptions;
 
 /// A transcription that hears the audio as it is captured; taken once, when it is awaited.
@@ -17,14 +17,14 @@ pub(super) type LiveTranscription =
     Arc<std::sync::Mutex<Option<tokio::task::JoinHandle<Result<Transcript, TranscribeError>>>>>;
 
 /// Waits for the session's live transcription to hear the end of what was captured; it saves
-/// the text to history (the session id is the entry id). Answers the saved text, or the
-/// message the session fails with.
+/// the text to history (the session id is the entry id). Answers the saved text (with the
+/// prompt action that made it, if one ran), or the message the session fails with.
 pub(super) async fn transcribe_and_save(
     transcriber: &Arc<Transcriber>,
     id: Uuid,
     thread: JoinHandle<Vec<f32>>,
     transcription: &LiveTranscription,
-) -> Result<String, String> {
+) -> Result<(String, Option<ActionRan>), String> {
     // Every sample, kept for a failure: the audio is then written out, so nothing is lost.
     let kept = session::join(thread).await.ok_or_else(|| {
         TranscribeError::internal("capture", "the capture thread stopped unexpectedly")
@@ -44,7 +44,7 @@ pub(super) async fn transcribe_and_save(
         )),
     };
     match result {
-        Ok(transcript) => Ok(transcript.text),
+        Ok(transcript) => Ok((transcript.text, transcript.action)),
         Err(err) => {
             let message = err.public_message();
             let folder = transcriber.data_folder().join(FAILED_AUDIO_FOLDER);
@@ -87,8 +87,9 @@ fn keep_audio(
     sink.finish().map_err(failed)
 }
 
-/// Transcription options of a session: the workflow's language settings; the profile's engine
-/// and model, and its language and translation where the workflow sets none.
+/// Transcription options of a session: the workflow's language settings and prompt action;
+/// the profile's engine and model, and its language and translation where the workflow sets
+/// none.
 pub(super) fn session_options(
     workflow: Option<&Workflow>,
     profile: Option<&Profile>,
@@ -110,6 +111,9 @@ pub(super) fn session_options(
     if target.is_some_and(|t| t.eq_ignore_ascii_case("en")) {
         options.task = Some(Task::Translate);
     }
+    options.prompt_action = workflow
+        .and_then(|w| w.extra.prompt_action_id)
+        .map(|action| crate::wire::format_uuid(&action.0));
     if let Some(profile) = profile {
         options.engine = profile
             .extra

@@ -174,6 +174,8 @@ const MIGRATIONS: &[&str] = &[
         kind       TEXT NOT NULL CHECK (kind IN ('code', 'session')),
         created_at INTEGER NOT NULL
     ) STRICT;",
+    // 8: the prompt action a workflow's dictations run
+    "ALTER TABLE workflows ADD COLUMN prompt_action_id TEXT;",
 ];
 
 pub fn current_version(conn: &Connection) -> rusqlite::Result<usize> {

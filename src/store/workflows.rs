@@ -65,12 +65,25 @@ impl FromStr for LanguageMode {
 /// A workflow (the API's rule).
 pub type Workflow = Rule<WorkflowFields>;
 
-/// What a workflow adds to the shared rule fields: how it picks the language.
+/// What a workflow adds to the shared rule fields: how it picks the language, and the prompt
+/// action its dictations run.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WorkflowFields {
     pub language_mode: LanguageMode,
     /// The languages to detect among in [`LanguageMode::Multiple`].
     pub language_hints: Vec<String>,
+    /// The prompt action a dictation under this workflow runs on its text.
+    pub prompt_action_id: Option<ActionId>,
+}
+
+/// A prompt action's id, stored as its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActionId(pub Uuid);
+
+impl ToSql for ActionId {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(crate::wire::format_uuid(&self.0).into())
+    }
 }
 
 const HINTS: &str = "hint";
@@ -81,18 +94,23 @@ impl RuleKind for WorkflowFields {
         table: "workflow_items",
         owner: "workflow_id",
     };
-    const COLUMNS: &'static [&'static str] = &["language_mode"];
+    const COLUMNS: &'static [&'static str] = &["language_mode", "prompt_action_id"];
 
     fn read(row: &Row<'_>, first: usize) -> rusqlite::Result<Self> {
         let mode: String = row.get(first)?;
+        let action: Option<String> = row.get(first + 1)?;
         Ok(WorkflowFields {
             language_mode: mode.parse().unwrap_or_default(),
             language_hints: Vec::new(),
+            prompt_action_id: action
+                .as_deref()
+                .and_then(crate::wire::parse_uuid)
+                .map(ActionId),
         })
     }
 
     fn values(&self) -> Vec<&dyn ToSql> {
-        vec![&self.language_mode]
+        vec![&self.language_mode, &self.prompt_action_id]
     }
 
     fn lists(&self) -> Vec<(&'static str, &[String])> {
@@ -152,6 +170,7 @@ mod tests {
             extra: WorkflowFields {
                 language_mode: LanguageMode::Multiple,
                 language_hints: vec!["de".into(), "en".into()],
+                prompt_action_id: None,
             },
             ..Workflow::default()
         };

@@ -24,7 +24,9 @@ mod watched_pass;
 mod words;
 
 pub use error::TranscribeError;
-pub use job::{Audio, Caller, Dictated, Job, LiveAudio, StageTimes, TimedText, Transcript};
+pub use job::{
+    ActionRan, Audio, Caller, Dictated, Job, LiveAudio, StageTimes, TimedText, Transcript,
+};
 pub use planned::Planned;
 pub use post::PostProcessing;
 pub use queue::DEFAULT_QUEUE;

@@ -41,7 +41,7 @@ pub struct Planned {
     /// Voice activity detection before the engine (the option, else the preference).
     pub(super) vad: bool,
     /// The prompt action the request names, checked: it runs on the transcript.
-    pub(super) action: Option<ReadyAction>,
+    pub(super) action: Option<PlannedAction>,
 }
 
 impl Transcriber {
@@ -97,7 +97,16 @@ impl Transcriber {
                 .pref_bool(&preferences::VOICE_ACTIVITY_DETECTION)?,
         };
         let action = match options.prompt_action.as_deref() {
-            Some(key) => Some(crate::chat::prepare(&self.store, key)?),
+            Some(key) => match (crate::chat::prepare(&self.store, key), &caller) {
+                (Ok(ready), _) => Some(PlannedAction::Ready(Box::new(ready))),
+                // A dictation is never refused for its workflow's action: its words are
+                // inserted as heard, with why the action did not run.
+                (Err(refused), Caller::Dictation(_)) => Some(PlannedAction::Refused {
+                    key: key.to_string(),
+                    why: refused.to_string(),
+                }),
+                (Err(refused), _) => return Err(refused.into()),
+            },
             None => None,
         };
         Ok(Planned {
@@ -281,12 +290,30 @@ impl Planned {
     }
 }
 
+/// The prompt action of a job: ready to run, or refused (a dictation's, which goes on without).
+pub(super) enum PlannedAction {
+    Ready(Box<ReadyAction>),
+    Refused { key: String, why: String },
+}
+
 /// `transcript` with `action` run on its text: the action's output as its text, or, when the
 /// call fails, the text as it was and why. Nothing is run on a transcript without text.
-async fn run_action(action: ReadyAction, mut transcript: Transcript) -> Transcript {
+async fn run_action(action: PlannedAction, mut transcript: Transcript) -> Transcript {
     if transcript.text.trim().is_empty() {
         return transcript;
     }
+    let action = match action {
+        PlannedAction::Ready(ready) => *ready,
+        PlannedAction::Refused { key, why } => {
+            transcript.action = Some(ActionRan {
+                name: key,
+                transcribed_text: transcript.text.clone(),
+                error: Some(why),
+                ..ActionRan::default()
+            });
+            return transcript;
+        }
+    };
     let stop = Cancel::new();
     let _stop_when_dropped = stop.cancel_on_drop();
     let mut ran = ActionRan {

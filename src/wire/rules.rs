@@ -24,6 +24,13 @@ pub struct Rule {
     pub language_hints: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub translation_target_language: Option<String>,
+    /// The prompt action dictations under this rule run on their text.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::upper_uuid_opt"
+    )]
+    pub prompt_action_id: Option<Uuid>,
 }
 
 /// `GET /v1/rules` (and `/v1/profiles`): the same list under both names, for clients of either.

@@ -1,6 +1,6 @@
 //! Dictation over HTTP in sim mode: full lifecycles on the simulated microphone with the
 //! scenario's app context, workflows, the recorded insertions, faults, silence, the maximum
-//! length, conflicts, concurrent starts and restarts.
+//! length, conflicts, concurrent starts and restarts, and a workflow's prompt action.
 
 use crate::common;
 
@@ -551,4 +551,98 @@ fn with_live_insertion_the_text_goes_in_as_it_is_transcribed_and_only_once() {
     assert_eq!(done["status"], "completed", "{done}");
     // Nothing inserted again at the end.
     assert_eq!(insertions(home.path()), [expected]);
+}
+
+/// A workflow that names a prompt action: the dictation's text is the action's output (what is
+/// inserted and kept in history), its event says what the engine heard and how long the action
+/// took; when the provider fails, the words as heard are inserted and the event says why. The
+/// provider is a stand-in on loopback (see `prompt_actions.rs`).
+#[test]
+fn a_workflows_prompt_action_makes_the_dictations_text_and_a_failure_keeps_the_words() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let provider = |answer: ResponseTemplate| {
+        runtime.block_on(async {
+            let server = MockServer::start().await;
+            Mock::given(method("POST"))
+                .and(path("/v1/chat/completions"))
+                .respond_with(answer)
+                .mount(&server)
+                .await;
+            server
+        })
+    };
+    let rewritten = json!({"model": "llama3.2", "choices": [{"message": {"role": "assistant",
+        "content": "Dear team, here is the update."}}]});
+    let working = provider(ResponseTemplate::new(200).set_body_json(rewritten));
+    let broken = provider(ResponseTemplate::new(500).set_body_string("out of memory"));
+
+    let home = tempfile::tempdir().unwrap();
+    let server = serve_scenario(home.path(), SCENARIO);
+    let port = server.discovery.port;
+    let config = |key: &str, value: &str| {
+        let out = std::process::Command::new(common::binary())
+            .env("VERBATIM_HOME", home.path().join("data"))
+            .args(["config", "set", key, value])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    config("chatBaseUrl", &format!("{}/v1", working.uri()));
+    config("chatModel", "llama3.2");
+    let action = "6F9619FF-8B86-D011-B42D-00C04FC964FF";
+    let backup = json!({
+        "schemaVersion": 1, "exportedAt": "2026-04-13T10:15:00Z", "appVersion": "0.1.0",
+        "workflows": [
+            {"id": "0F8FAD5B-D9CB-469F-A165-70867728950E", "name": "Mail", "isEnabled": true,
+             "priority": 1, "bundleIdentifiers": ["org.mozilla.firefox"], "urlPatterns": [],
+             "languageMode": "inherit", "languageHints": [], "promptActionId": action}
+        ],
+        "dictionaryEntries": [], "snippets": [], "profiles": [], "hotkeys": [], "plugins": [],
+        "promptActions": [{"id": action, "name": "Email", "prompt": "Write it as an email.",
+                           "isEnabled": true}],
+        "history": [], "preferences": {}
+    });
+    let (code, summary) = http_json(port, "POST", "/v1/settings/import", Some(&backup));
+    assert_eq!(code, 200, "{summary}");
+    let (_, rules) = http_json(port, "GET", "/v1/rules", None);
+    assert_eq!(rules["rules"][0]["prompt_action_id"], action);
+
+    let heard = recorded_text("en-update");
+    let events = common::sse_follow(port, "/v1/dictation/events");
+    let (_, done) = dictate(port, None, 5.0);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["transcription"]["text"],
+        "Dear team, here is the update."
+    );
+    let within = Duration::from_secs(20);
+    let completed = common::next_event(&events, "dictation.completed", within);
+    assert_eq!(completed["text"], "Dear team, here is the update.");
+    assert_eq!(completed["transcribed_text"], heard.as_str());
+    assert!(completed["action_ms"].as_u64().is_some(), "{completed}");
+    assert!(
+        completed.get("prompt_action_error").is_none(),
+        "{completed}"
+    );
+    let sent = runtime.block_on(working.received_requests()).unwrap();
+    let body: Value = serde_json::from_slice(&sent[0].body).unwrap();
+    assert_eq!(body["messages"][1]["content"], heard.as_str());
+
+    config("chatBaseUrl", &format!("{}/v1", broken.uri()));
+    let (_, done) = dictate(port, None, 5.0);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["transcription"]["text"], heard.as_str());
+    let completed = common::next_event(&events, "dictation.completed", within);
+    assert_eq!(completed["text"], heard.as_str());
+    let why = completed["prompt_action_error"].as_str().unwrap();
+    assert!(
+        why.contains("answered 500") && why.contains("out of memory"),
+        "{why}"
+    );
+    assert_eq!(
+        insertions(home.path()),
+        vec!["Dear team, here is the update.".to_string(), heard]
+    );
 }

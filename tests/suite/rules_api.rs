@@ -18,6 +18,7 @@ fn workflows(t: &TestApp) -> (Workflow, Workflow) {
         extra: WorkflowFields {
             language_mode: LanguageMode::Multiple,
             language_hints: vec!["de".into(), "en".into()],
+            prompt_action_id: None,
         },
         ..Workflow::default()
     };

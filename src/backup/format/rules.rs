@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::put_opt;
 use crate::backup::reader::{Obj, Problem, Read};
+use crate::store::workflows::ActionId;
 use crate::store::{LanguageMode, ProfileFields, Rule, WorkflowFields};
 use crate::wire::format_uuid;
 
@@ -55,12 +56,16 @@ impl KindFields for WorkflowFields {
     fn write(&self, fields: &mut Map<String, Value>) {
         fields.insert("languageMode".into(), json!(self.language_mode.as_str()));
         fields.insert("languageHints".into(), json!(self.language_hints));
+        if let Some(action) = &self.prompt_action_id {
+            fields.insert("promptActionId".into(), json!(format_uuid(&action.0)));
+        }
     }
 
     fn read(o: &Obj) -> Read<Self> {
         Ok(WorkflowFields {
             language_mode: read_language_mode(o)?,
             language_hints: o.strings("languageHints")?,
+            prompt_action_id: o.opt_uuid("promptActionId")?.map(ActionId),
         })
     }
 }

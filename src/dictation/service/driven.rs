@@ -71,11 +71,19 @@ impl Driven for Dictation {
                     .and_then(|c| c.text_ready.clone())
                     .unwrap_or_default();
                 let to_insert = stopped.map_or(Duration::ZERO, |s| s.elapsed());
-                let fields = json!({
+                let mut fields = json!({
                     "text": text,
                     "stop_to_text_ms": to_text.as_millis() as u64,
                     "stop_to_insert_ms": to_insert.as_millis() as u64,
                 });
+                // Under a prompt action: the time in its chat call, and why it gave no text.
+                if let Some(action) = clock.as_ref().and_then(|c| c.action.as_ref()) {
+                    fields["action_ms"] = json!((action.seconds * 1000.0).round() as u64);
+                    fields["transcribed_text"] = json!(action.transcribed_text);
+                    if let Some(error) = &action.error {
+                        fields["prompt_action_error"] = json!(error);
+                    }
+                }
                 self.publish("dictation.completed", &id, fields);
             }
             Effect::Failed { id, error } => {

@@ -108,6 +108,8 @@ pub struct ActiveDictation {
 pub(super) struct Clock {
     stopped: Option<Instant>,
     text_ready: Option<(Duration, String)>,
+    /// The prompt action run on the text, if the workflow names one.
+    action: Option<crate::transcribe::ActionRan>,
 }
 
 /// What a session is set up with before the microphone opens.
@@ -258,9 +260,16 @@ impl Dictation {
         model: &'static str,
     ) -> Result<(Feed, ActiveDictation, usize), DictationError> {
         let max_seconds = self.store.pref_int(&preferences::MAX_DICTATION_SECONDS)?;
-        let live_insertion = if self
-            .store
-            .pref_bool(&preferences::DICTATION_LIVE_INSERTION)?
+        // Under a prompt action the action's output is inserted, once: pieces of the words as
+        // heard would be text the action replaces.
+        let acts = setup
+            .workflow
+            .as_ref()
+            .is_some_and(|w| w.extra.prompt_action_id.is_some());
+        let live_insertion = if !acts
+            && self
+                .store
+                .pref_bool(&preferences::DICTATION_LIVE_INSERTION)?
         {
             let started = LiveInsertion::start(self.inserter())
                 .map_err(|e| Internal::new("starting the live insertion", e))?;
@@ -299,6 +308,10 @@ impl Dictation {
     ) {
         let result =
             transcribe_and_save(&self.transcriber, id, thread, &session.transcription).await;
+        let result = result.map(|(text, action)| {
+            lock(&session.clock).action = action;
+            text
+        });
         match &result {
             Ok(text) => {
                 let mut clock = lock(&session.clock);
