@@ -97,6 +97,8 @@ struct Parts {
     app_context: Arc<dyn AppContextSource>,
     /// Sim mode records insertions; the real backend follows the preference at each use.
     inserter: InserterChoice,
+    /// Where prompt actions go: the preferences' provider, or sim mode's built-in one.
+    chat: crate::chat::Provider,
 }
 
 fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
@@ -109,6 +111,7 @@ fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
             ),
             app_context: Arc::from(crate::dictation::context::detect()),
             inserter: InserterChoice::Preference,
+            chat: crate::chat::Provider::Http,
         }),
         Backends::Simulated => simulated_parts(config, store),
     }
@@ -152,6 +155,10 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
     let inserter = Arc::new(SimInserter::new(
         config.data_dir.root().join(SIM_INSERTIONS_FILE),
     ));
+    let chat = match sim.scenario.chat.use_preferences {
+        true => crate::chat::Provider::Http,
+        false => crate::chat::Provider::Replay(Arc::new(sim.scenario.chat.clone())),
+    };
     let sim = Arc::new(sim);
     let engines = crate::engine::registry::ENGINES
         .iter()
@@ -167,6 +174,7 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
         devices,
         app_context,
         inserter: InserterChoice::Fixed(inserter),
+        chat,
     })
 }
 
@@ -220,7 +228,8 @@ impl App {
                 slots: TRANSCRIPTION_SLOTS,
                 max_waiting: DEFAULT_QUEUE,
             })
-            .with_session_language(crate::transcribe::locale::session_language()),
+            .with_session_language(crate::transcribe::locale::session_language())
+            .with_chat(parts.chat),
         );
         let dictation = Dictation::new(
             store.clone(),

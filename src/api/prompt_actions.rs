@@ -123,7 +123,10 @@ async fn run(
             "'text' must hold 1 to {MAX_TEXT_CHARS} characters"
         )));
     }
-    let ready = blocking(&app, move |app| Ok(chat::prepare(&app.store, &key)?)).await?;
+    let ready = blocking(&app, move |app| {
+        Ok(chat::prepare(&app.store, app.transcriber.chat(), &key)?)
+    })
+    .await?;
     // The call stops when the request does (the client left).
     let cancel = Cancel::new();
     let _stop = cancel.cancel_on_drop();

@@ -9,8 +9,10 @@
 
 pub mod completion;
 pub mod models;
+mod replay;
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use url::{Host, Url};
@@ -155,16 +157,33 @@ pub enum Refused {
     Store(String),
 }
 
+/// Where prompt actions go.
+#[derive(Debug, Clone, Default)]
+pub enum Provider {
+    /// The provider the preferences name, over HTTP.
+    #[default]
+    Http,
+    /// Sim mode's built-in provider ([`replay`]).
+    Replay(Arc<verbatim_sim::ChatSpec>),
+}
+
 /// An action checked and ready to run: it exists, is enabled, and the provider is set.
 #[derive(Debug, Clone)]
 pub struct ReadyAction {
     pub action: PromptAction,
     pub settings: ChatSettings,
-    endpoint: Url,
+    route: Route,
 }
 
-/// Looks up the action `key` (an id or a name) and checks it can run.
-pub fn prepare(store: &Store, key: &str) -> Result<ReadyAction, Refused> {
+/// Where a ready action is sent.
+#[derive(Debug, Clone)]
+enum Route {
+    Http(Url),
+    Replay(Arc<verbatim_sim::ChatSpec>),
+}
+
+/// Looks up the action `key` (an id or a name) and checks it can run on `provider`.
+pub fn prepare(store: &Store, provider: &Provider, key: &str) -> Result<ReadyAction, Refused> {
     let store_error = |e: StoreError| Refused::Store(e.to_string());
     let shown = crate::wire::echo(key.trim()).to_string();
     let action = match store.find_prompt_action(key).map_err(store_error)? {
@@ -175,12 +194,18 @@ pub fn prepare(store: &Store, key: &str) -> Result<ReadyAction, Refused> {
     if !action.enabled {
         return Err(Refused::Disabled(action.name));
     }
-    let settings = ChatSettings::load(store).map_err(store_error)?;
-    let endpoint = settings.endpoint()?;
+    let mut settings = ChatSettings::load(store).map_err(store_error)?;
+    let route = match provider {
+        Provider::Http => Route::Http(settings.endpoint()?),
+        Provider::Replay(spec) => {
+            settings.model = spec.model.clone();
+            Route::Replay(spec.clone())
+        }
+    };
     Ok(ReadyAction {
         action,
         settings,
-        endpoint,
+        route,
     })
 }
 
@@ -230,6 +255,13 @@ pub enum ChatError {
 impl ReadyAction {
     /// Runs the action on `text`, stopped early by `cancel`.
     pub fn run(&self, text: &str, cancel: &Cancel) -> Result<Reply, ChatError> {
+        let endpoint = match &self.route {
+            Route::Http(endpoint) => endpoint,
+            Route::Replay(spec) => {
+                let timeout = self.settings.timeout;
+                return replay::answer(spec, &self.action, text, timeout, cancel);
+            }
+        };
         let started = Instant::now();
         let settings = &self.settings;
         let base = settings.base_url.clone();
@@ -248,20 +280,19 @@ impl ReadyAction {
             base: base.clone(),
             seconds: settings.timeout.as_secs(),
         };
-        let response =
-            client
-                .post_json(&self.endpoint, &headers, &body)
-                .map_err(|err| match err {
-                    NetError::TimedOut { .. } => timed_out(),
-                    NetError::Unreachable { cause, .. } => ChatError::Unreachable {
-                        base: base.clone(),
-                        cause,
-                    },
-                    other => ChatError::Unreachable {
-                        base: base.clone(),
-                        cause: other.to_string(),
-                    },
-                })?;
+        let response = client
+            .post_json(endpoint, &headers, &body)
+            .map_err(|err| match err {
+                NetError::TimedOut { .. } => timed_out(),
+                NetError::Unreachable { cause, .. } => ChatError::Unreachable {
+                    base: base.clone(),
+                    cause,
+                },
+                other => ChatError::Unreachable {
+                    base: base.clone(),
+                    cause: other.to_string(),
+                },
+            })?;
         let status = response.status().as_u16();
         let content_type = crate::net::header(response.headers(), "content-type")
             .unwrap_or("")

@@ -97,7 +97,7 @@ impl Transcriber {
                 .pref_bool(&preferences::VOICE_ACTIVITY_DETECTION)?,
         };
         let action = match options.prompt_action.as_deref() {
-            Some(key) => match (crate::chat::prepare(&self.store, key), &caller) {
+            Some(key) => match (crate::chat::prepare(&self.store, &self.chat, key), &caller) {
                 (Ok(ready), _) => Some(PlannedAction::Ready(Box::new(ready))),
                 // A dictation is never refused for its workflow's action: its words are
                 // inserted as heard, with why the action did not run.

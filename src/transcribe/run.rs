@@ -62,6 +62,8 @@ pub struct Transcriber {
     /// The desktop session's language ([`super::locale`]): the guess before any live
     /// transcription on a model has settled one.
     pub(super) session_language: Option<String>,
+    /// Where prompt actions go.
+    pub(super) chat: crate::chat::Provider,
 }
 
 impl Transcriber {
@@ -75,7 +77,19 @@ impl Transcriber {
             residency: Arc::default(),
             live_languages: Arc::default(),
             session_language: None,
+            chat: crate::chat::Provider::Http,
         }
+    }
+
+    /// Prompt actions go to `chat` (sim mode: its built-in provider).
+    pub fn with_chat(mut self, chat: crate::chat::Provider) -> Transcriber {
+        self.chat = chat;
+        self
+    }
+
+    /// Where prompt actions go.
+    pub fn chat(&self) -> &crate::chat::Provider {
+        &self.chat
     }
 
     /// Live text on a multilingual model with no language given starts from `language` (the

@@ -579,7 +579,8 @@ fn a_workflows_prompt_action_makes_the_dictations_text_and_a_failure_keeps_the_w
     let broken = provider(ResponseTemplate::new(500).set_body_string("out of memory"));
 
     let home = tempfile::tempdir().unwrap();
-    let server = serve_scenario(home.path(), SCENARIO);
+    let scenario = format!("{SCENARIO}\n[chat]\nprovider = \"preferences\"\n");
+    let server = serve_scenario(home.path(), &scenario);
     let port = server.discovery.port;
     let config = |key: &str, value: &str| {
         let out = std::process::Command::new(common::binary())

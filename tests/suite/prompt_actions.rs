@@ -18,9 +18,10 @@ use verbatim::store::preferences::{CHAT_BASE_URL, CHAT_MODEL, CHAT_TIMEOUT_SECON
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
-/// An app whose chat provider is `base` with model `llama3.2`.
+/// An app whose chat provider is `base` with model `llama3.2` (sim mode's transcription, the
+/// preferences' provider).
 fn app_with_provider(base: &str) -> TestApp {
-    let app = TestApp::new();
+    let app = TestApp::with_scenario(PREFERENCES_PROVIDER);
     let store = &app.app.store;
     store
         .set_pref(&CHAT_BASE_URL, &PrefValue::Text(base.into()))
@@ -30,6 +31,18 @@ fn app_with_provider(base: &str) -> TestApp {
         .unwrap();
     app
 }
+
+/// Sim mode sending actions to the provider the preferences name, not its built-in one.
+const PREFERENCES_PROVIDER: &str = r#"
+[engine]
+selected_model = "tiny.en"
+
+[models]
+"tiny.en" = "present"
+
+[chat]
+provider = "preferences"
+"#;
 
 /// A completion streamed as Ollama streams it: role, the text in two pieces, then `[DONE]`.
 fn streamed(text: &str) -> ResponseTemplate {

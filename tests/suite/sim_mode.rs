@@ -1,5 +1,6 @@
 //! `verbatim serve --sim` over HTTP: the full API on the replay engine and the recorded corpus,
-//! with scenario faults, paced downloads, auth, and byte-identical answers across runs.
+//! with scenario faults, paced downloads, auth, byte-identical answers across runs, and the
+//! built-in chat provider of prompt actions.
 
 use crate::common;
 
@@ -369,5 +370,69 @@ fn a_scenario_on_moonshine_answers_as_the_moonshine_engine_with_its_recordings()
     assert_eq!(
         refused["error"]["message"],
         "Engine 'moonshine' does not support a prompt"
+    );
+}
+
+/// Sim mode's built-in chat provider: prompt actions run with no provider and no `chatModel`,
+/// answered as the scenario says (or `[NAME] TEXT`), on `/run` and on a transcription; a
+/// scenario's fault fails every call as a real provider's would, the transcript kept.
+#[test]
+fn prompt_actions_run_on_the_built_in_chat_provider() {
+    let home = tempfile::tempdir().unwrap();
+    let scenario = r#"
+[engine]
+selected_model = "tiny.en"
+
+[models]
+"tiny.en" = "present"
+
+[chat]
+model = "replayed"
+answers = { "fix grammar" = "Their going to the library." }
+"#;
+    let server = common::serve_scenario(home.path(), scenario);
+    for (name, prompt) in [("Fix grammar", "Fix it."), ("Email", "As an email.")] {
+        let body = json!({"name": name, "prompt": prompt});
+        let (status, _) = ask(&server, "PUT", "/v1/prompt-actions", Some(body), None);
+        assert_eq!(status, 200);
+    }
+    let run = json!({"name": "FIX GRAMMAR", "text": "their going too the libary"});
+    let (status, ran) = ask(&server, "POST", "/v1/prompt-actions/run", Some(run), None);
+    assert_eq!(status, 200, "{ran}");
+    assert_eq!(
+        (ran["text"].as_str(), ran["model"].as_str()),
+        (Some("Their going to the library."), Some("replayed"))
+    );
+    let clip = corpus_clip("en-weather");
+    let body = json!({"path": clip, "prompt_action": "Email"});
+    let (status, answer) = local_file(&server, body);
+    assert_eq!(status, 200, "{answer}");
+    let heard = recorded_text("en-weather");
+    assert_eq!(answer["transcribed_text"], heard.as_str());
+    assert_eq!(answer["text"], format!("[Email] {heard}"));
+    drop(server);
+
+    let failing = tempfile::tempdir().unwrap();
+    let scenario = scenario.replace("model = \"replayed\"", "fault = \"error_status\"");
+    let server = common::serve_scenario(failing.path(), &scenario);
+    let body = json!({"name": "Email", "prompt": "As an email."});
+    ask(&server, "PUT", "/v1/prompt-actions", Some(body), None);
+    let run = json!({"name": "Email", "text": "hello"});
+    let (status, failed) = ask(&server, "POST", "/v1/prompt-actions/run", Some(run), None);
+    assert_eq!(status, 503, "{failed}");
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("answered 500")
+    );
+    let (status, answer) = local_file(&server, json!({"path": clip, "prompt_action": "Email"}));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["text"], heard.as_str());
+    assert!(
+        answer["prompt_action_error"]
+            .as_str()
+            .unwrap()
+            .contains("answered 500")
     );
 }

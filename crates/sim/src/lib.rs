@@ -39,6 +39,8 @@ pub use playlist::{After, Item, Playlist};
 pub use recording::{RecordedClip, Recording, Segment};
 pub use replay::{Latency, Replay, ReplayEngine, ReplayError, ReplayedClip};
 pub use resample::resample_linear;
-pub use scenario::{AppContext, DeviceSpec, EngineSpec, ModelState, Scenario, ScenarioError};
+pub use scenario::{
+    AppContext, ChatFault, ChatSpec, DeviceSpec, EngineSpec, ModelState, Scenario, ScenarioError,
+};
 pub use simulation::{SimError, Simulation};
 pub use wer::{word_error_rate, word_errors};

@@ -32,6 +32,63 @@ pub struct Scenario {
     /// State of each model by id; models not listed are absent.
     pub models: BTreeMap<String, ModelState>,
     pub app_context: AppContext,
+    /// The chat provider prompt actions run through in sim mode.
+    pub chat: ChatSpec,
+}
+
+/// Sim mode's chat provider for prompt actions: an action's answer is the one given for its
+/// name, else `[NAME] TEXT`; after `latency_seconds`; or the failure `fault` names, as a real
+/// provider would fail.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatSpec {
+    /// Send actions to the provider the preferences name instead (`provider = "preferences"`):
+    /// a stand-in server in a client's tests.
+    pub use_preferences: bool,
+    /// The model the answers name (`sim-chat`).
+    pub model: String,
+    pub latency_seconds: f64,
+    /// Answers by action name (any case).
+    pub answers: BTreeMap<String, String>,
+    pub fault: Option<ChatFault>,
+}
+
+impl Default for ChatSpec {
+    fn default() -> Self {
+        ChatSpec {
+            use_preferences: false,
+            model: "sim-chat".into(),
+            latency_seconds: 0.0,
+            answers: BTreeMap::new(),
+            fault: None,
+        }
+    }
+}
+
+/// How sim mode's chat provider fails every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatFault {
+    /// Nothing listens at its address.
+    Unreachable,
+    /// It answers 500.
+    ErrorStatus,
+    /// It answers something that is not a chat completion.
+    Malformed,
+    /// It answers a completion with no text.
+    Empty,
+}
+
+impl ChatFault {
+    pub const NAMES: [&'static str; 4] = ["unreachable", "error_status", "malformed", "empty"];
+
+    fn parse(name: &str) -> Option<ChatFault> {
+        Some(match name {
+            "unreachable" => ChatFault::Unreachable,
+            "error_status" => ChatFault::ErrorStatus,
+            "malformed" => ChatFault::Malformed,
+            "empty" => ChatFault::Empty,
+            _ => return None,
+        })
+    }
 }
 
 /// One simulated capture device.

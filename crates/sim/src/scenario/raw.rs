@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::{
-    AppContext, DeviceSpec, EngineSpec, ModelState, SAMPLE_RATES, Scenario, ScenarioError,
+    AppContext, ChatFault, ChatSpec, DeviceSpec, EngineSpec, ModelState, SAMPLE_RATES, Scenario,
+    ScenarioError,
 };
 use crate::device::{Faults, OverrunFault, Playback};
 use crate::playlist::{After, Item};
@@ -25,6 +26,17 @@ struct RawScenario {
     engine: Option<RawEngine>,
     models: Option<toml::Table>,
     app_context: Option<RawAppContext>,
+    chat: Option<RawChat>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChat {
+    provider: Option<String>,
+    model: Option<String>,
+    latency_seconds: Option<f64>,
+    answers: Option<std::collections::BTreeMap<String, String>>,
+    fault: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -100,6 +112,7 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
                 app_id: a.app_id,
                 url: a.url,
             }),
+        chat: check.chat(raw.chat)?,
     })
 }
 
@@ -281,6 +294,45 @@ impl Check<'_> {
             lost_after,
             overruns,
         })
+    }
+
+    fn chat(&self, raw: Option<RawChat>) -> Result<ChatSpec, ScenarioError> {
+        let mut spec = ChatSpec::default();
+        let Some(raw) = raw else { return Ok(spec) };
+        spec.use_preferences = match raw.provider.as_deref() {
+            None | Some("built-in") => false,
+            Some("preferences") => true,
+            Some(other) => {
+                return Err(self.error(
+                    "chat.provider",
+                    format!("'{other}' is not one of built-in, preferences"),
+                ));
+            }
+        };
+        if let Some(model) = raw.model {
+            if model.trim().is_empty() {
+                return Err(self.error("chat.model", "must not be empty"));
+            }
+            spec.model = model;
+        }
+        if let Some(seconds) = raw.latency_seconds {
+            spec.latency_seconds = self.seconds("chat.latency_seconds", seconds)?;
+        }
+        spec.answers = raw
+            .answers
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, text)| (name.trim().to_lowercase(), text))
+            .collect();
+        if let Some(fault) = raw.fault {
+            spec.fault = Some(ChatFault::parse(&fault).ok_or_else(|| {
+                self.error(
+                    "chat.fault",
+                    format!("'{fault}' is not one of {}", ChatFault::NAMES.join(", ")),
+                )
+            })?);
+        }
+        Ok(spec)
     }
 
     fn engine(&self, raw: Option<RawEngine>) -> Result<EngineSpec, ScenarioError> {
