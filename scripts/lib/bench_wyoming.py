@@ -5,12 +5,16 @@ utterance as Home Assistant opens them) to Verbatim and to wyoming-faster-whispe
 1. As fast as the protocol allows: time from audio-stop to the transcript, WER, rounds
    interleaved so that load weighs on both alike.
 2. Ten clients at once: every one answered, and Verbatim's /v1/status p99 meanwhile.
-3. Streamed at real time (Verbatim): the final transcript's delay after audio-stop.
+3. Streamed at real time (Verbatim): the final transcript's delay after audio-stop, the speech
+   followed by the quiet a client waits for before it stops: Home Assistant's end-of-speech
+   silence (0.7 s by default, 0.25 s "aggressive"), and none (stopped at the last sample).
 """
 
 import argparse
+import array
 import asyncio
 import json
+import random
 import statistics
 import sys
 import threading
@@ -61,6 +65,13 @@ async def utterance(port, pcm, realtime=False, language="en"):
                 return time.monotonic() - stopped, Transcript.from_event(event).text
 
 
+def with_quiet_after(pcm, seconds):
+    """`pcm` and `seconds` of a quiet room's floor after it (a few steps of 16-bit noise)."""
+    rng = random.Random(len(pcm))
+    quiet = array.array("h", (rng.randint(-3, 3) for _ in range(int(seconds * 16000))))
+    return pcm + quiet.tobytes()
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -107,6 +118,11 @@ async def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json")
     parser.add_argument("--show-clips", action="store_true")
+    parser.add_argument(
+        "--end-silence",
+        default="0.7,0.25,0",
+        help="seconds of quiet streamed after the speech before audio-stop, comma-separated",
+    )
     parser.add_argument("lists", nargs="+", type=Path)
     args = parser.parse_args()
     clips = []
@@ -149,18 +165,23 @@ async def main():
             "status_p99_ms": percentile(poller.latencies, 99) * 1000 if poller.latencies else None,
         }
 
-    streamed, streamed_by_clip = [], {}
-    for clip_id, pcm, reference in clips:
-        if len(pcm) / 32000 <= 30:
-            seconds, _ = await utterance(args.verbatim, pcm, realtime=True)
-            streamed.append(seconds)
-            streamed_by_clip[clip_id] = seconds
+    streamed = {}
+    for silence in [float(s) for s in args.end_silence.split(",")]:
+        by_clip = {}
+        for clip_id, pcm, reference in clips:
+            if len(pcm) / 32000 <= 30:
+                seconds, _ = await utterance(args.verbatim, with_quiet_after(pcm, silence), realtime=True)
+                by_clip[clip_id] = seconds
+        streamed[silence] = by_clip
 
     report = {
         "fast": {},
         "together": together,
-        "streamed": summary(streamed) if streamed else None,
-        "streamed_by_clip": streamed_by_clip,
+        "streamed": {
+            str(silence): {**summary(list(by_clip.values())), "by_clip": by_clip}
+            for silence, by_clip in streamed.items()
+            if by_clip
+        },
     }
     print()
     print(f"As fast as the protocol allows, {args.rounds} rounds, {len(clips)} clips: audio-stop -> transcript")
@@ -188,17 +209,24 @@ async def main():
     for name, t in together.items():
         status = "" if name != "verbatim" else f", /v1/status p99 {t['status_p99_ms']:.1f} ms"
         print(f"{name:24} {t['answered']}/10 answered in {t['wall']:.2f} s, slowest {t['slowest']:.2f} s after its stop{status}")
-    if streamed:
-        s = report["streamed"]
+    for silence, by_clip in streamed.items():
+        if not by_clip:
+            continue
+        times = list(by_clip.values())
+        s = summary(times)
+        slowest = max(by_clip, key=by_clip.get)
         print()
-        print(f"Streamed at real time (Verbatim, {len(streamed)} clips up to 30 s): audio-stop -> transcript")
-        slowest = max(streamed_by_clip, key=streamed_by_clip.get)
         print(
-            f"median {s['median'] * 1000:.0f} ms, p90 {percentile(streamed, 90) * 1000:.0f} ms, "
+            f"Streamed at real time (Verbatim, {len(times)} clips up to 30 s), {silence} s of quiet "
+            "before audio-stop: audio-stop -> transcript"
+        )
+        print(
+            f"median {s['median'] * 1000:.0f} ms, p90 {percentile(times, 90) * 1000:.0f} ms, "
             f"max {s['max'] * 1000:.0f} ms ({slowest})"
         )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
 
 
-asyncio.run(main())
+if __name__ == "__main__":
+    asyncio.run(main())
