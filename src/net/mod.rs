@@ -140,17 +140,11 @@ impl HttpClient {
         body: &[u8],
     ) -> Result<Response<ureq::Body>, NetError> {
         let (proxy, proxy_address) = self.proxy(url)?;
-        let mut request = self
+        let request = self
             .agent
             .post(url.as_str())
             .header("content-type", "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        request
-            .config()
-            .proxy(proxy)
-            .build()
+        with_headers(request, headers, proxy)
             .send(body)
             .map_err(|err| classify(url, proxy_address, err))
     }
@@ -175,17 +169,22 @@ impl HttpClient {
         headers: &[(&str, &str)],
     ) -> Result<Response<ureq::Body>, NetError> {
         let (proxy, proxy_address) = self.proxy(url)?;
-        let mut request = self.agent.get(url.as_str());
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        request
-            .config()
-            .proxy(proxy)
-            .build()
+        with_headers(self.agent.get(url.as_str()), headers, proxy)
             .call()
             .map_err(|err| classify(url, proxy_address, err))
     }
+}
+
+/// `request` with `headers` (sent as given) through `proxy`.
+fn with_headers<B>(
+    mut request: ureq::RequestBuilder<B>,
+    headers: &[(&str, &str)],
+    proxy: Option<ureq::Proxy>,
+) -> ureq::RequestBuilder<B> {
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.config().proxy(proxy).build()
 }
 
 /// The NetError for a failed exchange with `url`.

@@ -559,20 +559,10 @@ fn with_live_insertion_the_text_goes_in_as_it_is_transcribed_and_only_once() {
 /// provider is a stand-in on loopback (see `prompt_actions.rs`).
 #[test]
 fn a_workflows_prompt_action_makes_the_dictations_text_and_a_failure_keeps_the_words() {
-    use wiremock::matchers::{method, path};
-    use wiremock::{Mock, MockServer, ResponseTemplate};
+    use crate::prompt_actions::provider_answering;
+    use wiremock::ResponseTemplate;
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let provider = |answer: ResponseTemplate| {
-        runtime.block_on(async {
-            let server = MockServer::start().await;
-            Mock::given(method("POST"))
-                .and(path("/v1/chat/completions"))
-                .respond_with(answer)
-                .mount(&server)
-                .await;
-            server
-        })
-    };
+    let provider = |answer| runtime.block_on(provider_answering(answer));
     let rewritten = json!({"model": "llama3.2", "choices": [{"message": {"role": "assistant",
         "content": "Dear team, here is the update."}}]});
     let working = provider(ResponseTemplate::new(200).set_body_json(rewritten));

@@ -73,7 +73,8 @@ fn whole(text: &str) -> ResponseTemplate {
     }))
 }
 
-async fn provider_answering(answer: ResponseTemplate) -> MockServer {
+/// A stand-in provider on loopback answering every completion with `answer`.
+pub(crate) async fn provider_answering(answer: ResponseTemplate) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))

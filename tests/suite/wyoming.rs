@@ -617,10 +617,7 @@ fn a_client_that_leaves_mid_utterance_stops_its_transcription() {
     drop(leaving);
     // Its transcription stops: the server soon uses next to no CPU (hearing the six minutes
     // takes it several seconds of both cores).
-    std::thread::sleep(Duration::from_millis(700));
-    let busy = cpu_seconds(server.pid());
-    std::thread::sleep(Duration::from_secs(2));
-    let used = cpu_seconds(server.pid()) - busy;
+    let used = cpu_seconds_in_two_after_a_pause(server.pid());
     assert!(
         used < 0.3,
         "{used:.2} s of CPU in 2 s after the client left"
@@ -639,10 +636,7 @@ fn a_client_that_leaves_mid_utterance_stops_its_transcription() {
     while waiting.read().expect("the first words").0 != "transcript-chunk" {}
     waiting.event("audio-start", format.clone(), &[]);
     drop(waiting);
-    std::thread::sleep(Duration::from_millis(700));
-    let busy = cpu_seconds(server.pid());
-    std::thread::sleep(Duration::from_secs(2));
-    let used = cpu_seconds(server.pid()) - busy;
+    let used = cpu_seconds_in_two_after_a_pause(server.pid());
     assert!(
         used < 0.3,
         "{used:.2} s of CPU in 2 s after the client left while its next utterance waited"
@@ -672,6 +666,14 @@ fn a_client_that_leaves_mid_utterance_stops_its_transcription() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// The CPU seconds process `pid` uses in 2 s, once 0.7 s have passed.
+fn cpu_seconds_in_two_after_a_pause(pid: i32) -> f64 {
+    std::thread::sleep(Duration::from_millis(700));
+    let busy = cpu_seconds(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    cpu_seconds(pid) - busy
 }
 
 /// The CPU time process `pid` has used, in seconds (user and system, from /proc).

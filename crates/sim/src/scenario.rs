@@ -10,6 +10,7 @@ use crate::device::{Faults, Playback};
 use crate::playlist::{After, Item};
 use crate::replay::Latency;
 
+mod chat;
 mod raw;
 
 /// The scenario used when none is given (`crates/sim/scenarios/default.toml`).

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::{
-    AppContext, ChatFault, ChatSpec, DeviceSpec, EngineSpec, ModelState, SAMPLE_RATES, Scenario,
-    ScenarioError,
+    AppContext, DeviceSpec, EngineSpec, ModelState, SAMPLE_RATES, Scenario, ScenarioError,
 };
 use crate::device::{Faults, OverrunFault, Playback};
 use crate::playlist::{After, Item};
@@ -26,17 +25,7 @@ struct RawScenario {
     engine: Option<RawEngine>,
     models: Option<toml::Table>,
     app_context: Option<RawAppContext>,
-    chat: Option<RawChat>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawChat {
-    provider: Option<String>,
-    model: Option<String>,
-    latency_seconds: Option<f64>,
-    answers: Option<std::collections::BTreeMap<String, String>>,
-    fault: Option<String>,
+    chat: Option<super::chat::RawChat>,
 }
 
 #[derive(Deserialize)]
@@ -116,12 +105,16 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
     })
 }
 
-struct Check<'a> {
+pub(super) struct Check<'a> {
     origin: &'a str,
 }
 
 impl Check<'_> {
-    fn error(&self, key: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    pub(super) fn error(
+        &self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ScenarioError {
         ScenarioError::Invalid {
             origin: self.origin.to_owned(),
             key: key.into(),
@@ -130,7 +123,7 @@ impl Check<'_> {
     }
 
     /// A time in seconds: finite, 0 or more, at most a day.
-    fn seconds(&self, key: &str, value: f64) -> Result<f64, ScenarioError> {
+    pub(super) fn seconds(&self, key: &str, value: f64) -> Result<f64, ScenarioError> {
         if value.is_finite() && (0.0..=MAX_SECONDS).contains(&value) {
             Ok(value)
         } else {
@@ -294,45 +287,6 @@ impl Check<'_> {
             lost_after,
             overruns,
         })
-    }
-
-    fn chat(&self, raw: Option<RawChat>) -> Result<ChatSpec, ScenarioError> {
-        let mut spec = ChatSpec::default();
-        let Some(raw) = raw else { return Ok(spec) };
-        spec.use_preferences = match raw.provider.as_deref() {
-            None | Some("built-in") => false,
-            Some("preferences") => true,
-            Some(other) => {
-                return Err(self.error(
-                    "chat.provider",
-                    format!("'{other}' is not one of built-in, preferences"),
-                ));
-            }
-        };
-        if let Some(model) = raw.model {
-            if model.trim().is_empty() {
-                return Err(self.error("chat.model", "must not be empty"));
-            }
-            spec.model = model;
-        }
-        if let Some(seconds) = raw.latency_seconds {
-            spec.latency_seconds = self.seconds("chat.latency_seconds", seconds)?;
-        }
-        spec.answers = raw
-            .answers
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, text)| (name.trim().to_lowercase(), text))
-            .collect();
-        if let Some(fault) = raw.fault {
-            spec.fault = Some(ChatFault::parse(&fault).ok_or_else(|| {
-                self.error(
-                    "chat.fault",
-                    format!("'{fault}' is not one of {}", ChatFault::NAMES.join(", ")),
-                )
-            })?);
-        }
-        Ok(spec)
     }
 
     fn engine(&self, raw: Option<RawEngine>) -> Result<EngineSpec, ScenarioError> {
