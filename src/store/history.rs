@@ -33,6 +33,9 @@ pub struct NewHistoryEntry {
     pub language: Option<String>,
     pub engine: String,
     pub model: Option<String>,
+    /// Under a prompt action: the words before it, and why it gave no text.
+    pub transcribed_text: Option<String>,
+    pub prompt_action_error: Option<String>,
 }
 
 impl NewHistoryEntry {
@@ -50,6 +53,8 @@ impl NewHistoryEntry {
             language: self.language,
             engine: self.engine,
             model: self.model,
+            transcribed_text: self.transcribed_text,
+            prompt_action_error: self.prompt_action_error,
         }
     }
 }
@@ -75,7 +80,8 @@ pub struct HistoryPage {
 pub const SEQ_SHIFT: u32 = 20;
 
 const COLUMNS: &str = "id, text, raw_text, timestamp, app_name, app_bundle_id, app_url, \
-                       duration, language, engine, model, words_count";
+                       duration, language, engine, model, words_count, transcribed_text, \
+                       prompt_action_error";
 
 impl Store {
     /// Writes one history entry durably, then applies the retention window.
@@ -243,7 +249,7 @@ pub(crate) fn insert(conn: &Connection, entry: &HistoryEntry) -> rusqlite::Resul
     let seq = next_seq(conn, entry.timestamp.timestamp())?;
     let mut stmt = conn.prepare_cached(&format!(
         "INSERT INTO history (seq, {COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
     ))?;
     stmt.execute(params![
         seq,
@@ -259,6 +265,8 @@ pub(crate) fn insert(conn: &Connection, entry: &HistoryEntry) -> rusqlite::Resul
         entry.engine,
         entry.model,
         entry.words_count,
+        entry.transcribed_text,
+        entry.prompt_action_error,
     ])?;
     Ok(())
 }
@@ -291,6 +299,8 @@ fn read_entry(row: &Row<'_>) -> rusqlite::Result<HistoryEntry> {
         engine: row.get(9)?,
         model: row.get(10)?,
         words_count: row.get(11)?,
+        transcribed_text: row.get(12)?,
+        prompt_action_error: row.get(13)?,
     })
 }
 

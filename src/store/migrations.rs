@@ -176,6 +176,9 @@ const MIGRATIONS: &[&str] = &[
     ) STRICT;",
     // 8: the prompt action a workflow's dictations run
     "ALTER TABLE workflows ADD COLUMN prompt_action_id TEXT;",
+    // 9: under a prompt action, the words before it and why it gave no text
+    "ALTER TABLE history ADD COLUMN transcribed_text TEXT;
+    ALTER TABLE history ADD COLUMN prompt_action_error TEXT;",
 ];
 
 pub fn current_version(conn: &Connection) -> rusqlite::Result<usize> {

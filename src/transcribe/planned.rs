@@ -258,6 +258,7 @@ impl Planned {
         {
             return Ok(transcript);
         }
+        let action = transcript.action.as_ref();
         let mut entry = NewHistoryEntry {
             text: transcript.text.clone(),
             raw_text: transcript.raw_text.clone(),
@@ -265,6 +266,8 @@ impl Planned {
             language: transcript.language.clone(),
             engine: transcript.engine.clone(),
             model: Some(transcript.model.into()),
+            transcribed_text: action.map(|a| a.transcribed_text.clone()),
+            prompt_action_error: action.and_then(|a| a.error.clone()),
             ..NewHistoryEntry::default()
         };
         match &self.caller {

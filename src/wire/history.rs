@@ -30,6 +30,13 @@ pub struct HistoryEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     pub words_count: u32,
+    /// Under a prompt action: the words as transcribed (after numbers and corrections); `text`
+    /// is the action's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcribed_text: Option<String>,
+    /// Under a prompt action that gave no text: why (`text` is then the words as heard).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_action_error: Option<String>,
 }
 
 /// `GET /v1/history`: one page of entries (newest first) and how many match in all.

@@ -632,6 +632,21 @@ fn a_workflows_prompt_action_makes_the_dictations_text_and_a_failure_keeps_the_w
         why.contains("answered 500") && why.contains("out of memory"),
         "{why}"
     );
+    // History keeps both texts (and the failure), as does a backup of it.
+    let (_, history) = http_json(port, "GET", "/v1/history", None);
+    let (failed, acted) = (&history["entries"][0], &history["entries"][1]);
+    assert_eq!(acted["text"], "Dear team, here is the update.");
+    assert_eq!(acted["transcribed_text"], heard.as_str());
+    assert!(acted.get("prompt_action_error").is_none(), "{acted}");
+    assert_eq!(failed["transcribed_text"], heard.as_str());
+    assert!(
+        failed["prompt_action_error"]
+            .as_str()
+            .unwrap()
+            .contains("answered 500")
+    );
+    let (_, backup) = http_json(port, "GET", "/v1/settings/export", None);
+    assert_eq!(backup["history"][0]["transcribedText"], heard.as_str());
     assert_eq!(
         insertions(home.path()),
         vec!["Dear team, here is the update.".to_string(), heard]

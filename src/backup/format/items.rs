@@ -139,6 +139,8 @@ pub fn write_history(h: &HistoryEntry) -> Value {
     put_opt(fields, "appUrl", &h.app_url);
     put_opt(fields, "language", &h.language);
     put_opt(fields, "model", &h.model);
+    put_opt(fields, "transcribedText", &h.transcribed_text);
+    put_opt(fields, "promptActionError", &h.prompt_action_error);
     map
 }
 
@@ -165,6 +167,8 @@ pub fn read_history(o: &Obj) -> Read<HistoryEntry> {
         engine: o.string("engine")?,
         model: o.opt_string("model")?,
         words_count: words,
+        transcribed_text: o.opt_string("transcribedText")?,
+        prompt_action_error: o.opt_string("promptActionError")?,
         text,
     })
 }
