@@ -182,6 +182,33 @@ try:
     shoot("rules")
     step("a rule toggled from the page")
 
+    # Prompt actions: one added, edited and run on a history entry (sim mode's built-in chat
+    # provider answers "[NAME] TEXT").
+    show("actions")
+    wait.until(lambda d: "No prompt actions" in text_of("action-list"))
+    by_id("action-name").send_keys("Email")
+    by_id("action-prompt").send_keys("Write it as a short email.")
+    by_id("action-submit").click()
+    wait.until(lambda d: "Email" in text_of("action-list"))
+    driver.find_element(By.CSS_SELECTOR, "#action-list button[aria-label='Edit Email']").click()
+    by_id("action-prompt").clear()
+    by_id("action-prompt").send_keys("Write it as an email.")
+    by_id("action-submit").click()
+    wait.until(lambda d: "Write it as an email." in text_of("action-list"))
+    actions = api("GET", "/v1/prompt-actions")["actions"]
+    assert [(a["name"], a["prompt"]) for a in actions] == [("Email", "Write it as an email.")], actions
+    shoot("actions")
+    show("history")
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#history-list button[aria-label='Run the prompt action on this entry']"))
+    entry = driver.find_element(By.CSS_SELECTOR, "#history-list li")
+    entry_text = entry.find_element(By.CSS_SELECTOR, ".text").text
+    entry.find_element(By.CSS_SELECTOR, "button[aria-label='Run the prompt action on this entry']").click()
+    wait.until(lambda d: entry.find_elements(By.CSS_SELECTOR, ".result"))
+    result = entry.find_element(By.CSS_SELECTOR, ".result").text
+    assert result == f"[Email] {entry_text}", (result, entry_text)
+    shoot("history-action")
+    step("a prompt action added, edited and run on a history entry")
+
     # Models: every engine's models; download one with its progress bar, select it.
     show("models")
     wait.until(lambda d: "moonshine-tiny" in text_of("model-table") and "tiny.en" in text_of("model-table"))
@@ -242,7 +269,7 @@ try:
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": 550, "height": 450, "deviceScaleFactor": 2, "mobile": False})
-    for view in ("dictation", "recorder", "history", "dictionary", "rules", "models", "settings"):
+    for view in ("dictation", "recorder", "history", "dictionary", "rules", "actions", "models", "settings"):
         driver.get(f"{ORIGIN}/#{view}")
         wait.until(lambda d: by_id(f"view-{view}").is_displayed())
         time.sleep(0.3)

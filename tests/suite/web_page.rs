@@ -542,6 +542,8 @@ fn the_page_works_in_a_real_browser() {
         "history",
         "dictionary",
         "rules",
+        "actions",
+        "history-action",
         "models",
         "recorder",
         "history-dark",

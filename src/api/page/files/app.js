@@ -292,6 +292,7 @@ async function showHistory() {
     }
     throw err;
   }
+  historyActions ??= (await api("GET", "/v1/prompt-actions")).actions.filter((a) => a.enabled);
   const list = $("history-list");
   list.replaceChildren(...data.entries.map(historyItem));
   const last = Math.min(data.offset + data.entries.length, data.total);
@@ -317,11 +318,35 @@ function historyItem(entry) {
     await api("DELETE", `/v1/history?id=${encodeURIComponent(entry.id)}`);
     await showHistory();
   }), { ariaLabel: "Delete this entry" });
-  return element("li", {},
-    element("div", { className: "body" },
-      element("p", { className: "text", textContent: entry.text || "(no speech)" }),
-      element("p", { className: "meta", textContent: meta })),
-    element("div", { className: "buttons" }, copy, remove));
+  const body = element("div", { className: "body" },
+    element("p", { className: "text", textContent: entry.text || "(no speech)" }),
+    element("p", { className: "meta", textContent: meta }));
+  const buttons = element("div", { className: "buttons" }, copy, remove);
+  if (entry.text && historyActions?.length) {
+    buttons.append(...actionRunner(entry, body));
+  }
+  return element("li", {}, body, buttons);
+}
+
+/** Enabled prompt actions, for the history entries' "Run" (loaded once the view is shown). */
+let historyActions = null;
+
+/** A choice of action and its "Run" button; the output goes under the entry in `body`. */
+function actionRunner(entry, body) {
+  const choice = element("select", { ariaLabel: "Prompt action for this entry" },
+    ...historyActions.map((a) => element("option", { value: a.id, textContent: a.name })));
+  const run = button("Run", () => attempt(async () => {
+    run.disabled = true;
+    try {
+      const ran = await api("POST", "/v1/prompt-actions/run", { id: choice.value, text: entry.text });
+      body.querySelectorAll(".result").forEach((old) => old.remove());
+      body.append(element("p", { className: "result", textContent: ran.text }),
+        element("p", { className: "meta result", textContent: `${ran.action.name} · ${ran.model} · ${ran.processing_time.toFixed(1)} s` }));
+    } finally {
+      run.disabled = false;
+    }
+  }), { ariaLabel: "Run the prompt action on this entry" });
+  return [choice, run];
 }
 
 /** Search as you type: every keystroke asks at once (the previous request is aborted). */
@@ -431,6 +456,56 @@ async function showRules() {
       element("label", { htmlFor: toggle.id }, toggle, ` ${rule.name}`),
       element("div", { className: "meta", textContent: `${apps}${language}` }));
   }));
+}
+
+// ---- Prompt actions ----
+
+async function showActions() {
+  const data = await api("GET", "/v1/prompt-actions");
+  historyActions = data.actions.filter((a) => a.enabled);
+  const list = $("action-list");
+  if (data.actions.length === 0) {
+    list.replaceChildren(element("li", { textContent: "No prompt actions yet: add one below." }));
+    return;
+  }
+  list.replaceChildren(...data.actions.map(actionItem));
+}
+
+function actionItem(action) {
+  const toggle = element("input", { type: "checkbox", checked: action.enabled, id: `action-${action.id}` });
+  toggle.addEventListener("change", () => attempt(() => api("PUT", "/v1/prompt-actions",
+    { id: action.id, name: action.name, prompt: action.prompt, enabled: toggle.checked })).then(showActions));
+  const edit = button("Edit", () => {
+    $("action-id").value = action.id;
+    $("action-name").value = action.name;
+    $("action-prompt").value = action.prompt;
+    $("action-submit").textContent = "Save";
+    $("action-name").focus();
+  }, { ariaLabel: `Edit ${action.name}` });
+  const remove = button("Delete", () => attempt(async () => {
+    await api("DELETE", `/v1/prompt-actions?id=${encodeURIComponent(action.id)}`);
+    await showActions();
+  }), { ariaLabel: `Delete ${action.name}` });
+  return element("li", {},
+    element("label", { htmlFor: toggle.id }, toggle, ` ${action.name}`),
+    element("div", { className: "meta", textContent: action.prompt }),
+    element("div", { className: "buttons" }, edit, " ", remove));
+}
+
+async function saveAction(event) {
+  event.preventDefault();
+  await attempt(async () => {
+    const id = $("action-id").value;
+    await api("PUT", "/v1/prompt-actions", {
+      ...(id ? { id } : {}),
+      name: $("action-name").value,
+      prompt: $("action-prompt").value,
+    });
+    $("action-form").reset();
+    $("action-id").value = "";
+    $("action-submit").textContent = "Add";
+    await showActions();
+  });
 }
 
 // ---- Models ----
@@ -583,6 +658,7 @@ const views = {
   history: showHistory,
   dictionary: showDictionary,
   rules: showRules,
+  actions: showActions,
   models: showModels,
   settings: showSettings,
 };
@@ -618,6 +694,7 @@ function start() {
   });
   $("term-form").addEventListener("submit", addTerm);
   $("correction-form").addEventListener("submit", saveCorrection);
+  $("action-form").addEventListener("submit", saveAction);
   $("token-rotate").addEventListener("click", rotateToken);
   $("sign-out").addEventListener("click", signOut);
   followLive("dictation", $("dictation-text"), renderDictation);
