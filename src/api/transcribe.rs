@@ -55,12 +55,23 @@ impl IntoResponse for Transcribed {
     }
 }
 
+/// A `prompt_action` named in the query (any route), where the request's options name none.
+fn action_from_query(options: &mut TranscribeOptions, uri: &Uri) {
+    if options.prompt_action.is_none() {
+        options.prompt_action = Query::of(uri)
+            .get("prompt_action")
+            .filter(|action| !action.trim().is_empty())
+            .map(str::to_string);
+    }
+}
+
 pub async fn upload(State(app): State<Arc<App>>, request: Request) -> Result<Response, ApiError> {
     let content_type = header_text(request.headers(), header::CONTENT_TYPE)
         .unwrap_or_default()
         .to_ascii_lowercase();
     let accept = header_text(request.headers(), header::ACCEPT);
     let await_download = await_download(request.uri())?;
+    let uri = request.uri().clone();
     if content_type.starts_with("multipart/form-data") {
         let multipart = Multipart::from_request(request, &()).await.map_err(|e| {
             ApiError::BadRequest(format!("Invalid multipart form data: {}", e.body_text()))
@@ -70,6 +81,7 @@ pub async fn upload(State(app): State<Arc<App>>, request: Request) -> Result<Res
             Ok(options.set_form_field(name, value)?)
         })
         .await?;
+        action_from_query(&mut options, &uri);
         let planned = app
             .transcriber
             .plan(options.clone(), await_download, Caller::Api)
@@ -77,9 +89,10 @@ pub async fn upload(State(app): State<Arc<App>>, request: Request) -> Result<Res
         answer(planned, spooled.audio(), Some(spooled), options, accept).await
     } else {
         let headers = request.headers();
-        let options = TranscribeOptions::from_headers(|name| {
+        let mut options = TranscribeOptions::from_headers(|name| {
             headers.get(name).map(|v| v.to_str().map_err(drop))
         })?;
+        action_from_query(&mut options, &uri);
         let hint = raw_format_hint(&content_type)?;
         // Everything that needs no audio is checked before the body is read.
         let planned = app
@@ -149,7 +162,8 @@ pub async fn local_file(
 ) -> Result<Response, ApiError> {
     let await_download = await_download(&uri)?;
     let path = PathBuf::from(&body.path);
-    let options = body.options()?;
+    let mut options = body.options()?;
+    action_from_query(&mut options, &uri);
     options.validate()?;
     let (file, extension) = tokio::task::spawn_blocking(move || open_local_file(&path))
         .await

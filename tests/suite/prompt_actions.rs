@@ -491,6 +491,22 @@ async fn a_transcription_with_an_action_answers_its_output_and_keeps_the_words_w
     // An unknown action: refused before the audio is heard.
     let (status, _, answer) = transcribe(&app, "Summarise").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
+    // Or in the query, on either route.
+    let request = common::multipart(
+        "/v1/transcribe?prompt_action=Shout",
+        &[],
+        Some(("weather.wav", &wav)),
+    );
+    let (status, _, answer) = common::send(&app.router(), request).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer["prompt_action_error"].is_string(), "{answer}");
+    let request = common::json_request(
+        "POST",
+        "/v1/transcribe/local-file?prompt_action=Summarise",
+        &json!({"path": clip}),
+    );
+    let (status, _, answer) = common::send(&app.router(), request).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
     // The raw-body route takes it as a header.
     let request = common::request("POST", "/v1/transcribe")
         .header("content-type", "audio/wav")
@@ -648,4 +664,47 @@ fn the_cli_sets_the_key_and_adds_runs_and_removes_actions() {
         .assert()
         .code(1);
     assert!(!server.stderr_line_contains("sk-cli"));
+}
+
+/// `verbatim transcribe FILE --action NAME` prints the action's output; when the provider
+/// fails, the transcript, and why on standard error (sim mode's built-in provider both times).
+#[test]
+fn the_cli_transcribes_with_an_action_and_says_when_it_failed() {
+    use assert_cmd::Command;
+    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/en-weather.wav");
+    let heard = common::recorded_text("en-weather");
+    for (fault, expected) in [
+        ("", format!("[Email] {heard}")),
+        ("fault = \"empty\"", heard.clone()),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let scenario = format!(
+            "[engine]\nselected_model = \"tiny.en\"\n[models]\n\"tiny.en\" = \"present\"\n[chat]\n{fault}\n"
+        );
+        let _server = common::serve_scenario(home.path(), &scenario);
+        let cli = || {
+            let mut command = Command::new(common::binary());
+            command
+                .env("VERBATIM_HOME", home.path().join("data"))
+                .env_remove("VERBATIM_API_TOKEN");
+            command
+        };
+        cli()
+            .args(["actions", "add", "Email", "As an email."])
+            .assert()
+            .success();
+        let out = cli()
+            .args(["transcribe", "--no-progress", "--action", "email"])
+            .arg(&clip)
+            .assert()
+            .success();
+        let output = out.get_output();
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), expected);
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            said.contains("The text is as transcribed"),
+            !fault.is_empty(),
+            "{said}"
+        );
+    }
 }

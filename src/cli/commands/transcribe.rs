@@ -77,6 +77,11 @@ pub struct TranscribeArgs {
     /// `verbatim models`).
     #[arg(long)]
     pub model: Option<String>,
+    /// Run this prompt action (its name or id, see `verbatim actions`) on the transcript and
+    /// print its output; when the chat provider fails, the transcript is printed and why on
+    /// standard error.
+    #[arg(long, value_name = "NAME")]
+    pub action: Option<String>,
     /// Wait for the model's weights instead of failing when they are missing.
     #[arg(long)]
     pub await_download: bool,
@@ -158,6 +163,9 @@ pub fn run(globals: &Globals, args: TranscribeArgs) -> Result<(), CliError> {
         return Ok(());
     }
     print_result(&result, args.format);
+    if let Some(why) = &result.prompt_action_error {
+        eprintln!("The text is as transcribed: {why}");
+    }
     Ok(())
 }
 
@@ -309,6 +317,7 @@ fn options(args: &TranscribeArgs) -> TranscribeOptions {
             ResponseFormat::Json
         },
         prompt: args.prompt.clone(),
+        prompt_action: args.action.clone(),
         engine: args.engine.clone(),
         model: args.model.clone(),
         apply_corrections: args.no_corrections.then_some(false),
