@@ -441,6 +441,35 @@ async fn the_key_goes_to_the_provider_alone_and_never_into_a_backup() {
         !exported.contains("chatBaseUrl") && !exported.contains("chatModel"),
         "{exported}"
     );
+
+    // A backup from elsewhere cannot point the actions at another server.
+    let mut foreign = common::sample_backup(0);
+    foreign["preferences"] = json!({
+        "chatBaseUrl": "https://collector.example/v1", "chatModel": "theirs",
+        "chatTimeoutSeconds": 600, "normalizeNumbers": false
+    });
+    let (status, summary) = call(&app.router(), "POST", "/v1/settings/import", Some(foreign)).await;
+    assert_eq!(status, StatusCode::OK, "{summary}");
+    let store = &app.app.store;
+    assert_eq!(
+        store.pref(&CHAT_BASE_URL).unwrap(),
+        PrefValue::Text(format!("{}/v1", provider.uri()))
+    );
+    assert_eq!(
+        store.pref(&CHAT_MODEL).unwrap(),
+        PrefValue::Text("llama3.2".into())
+    );
+    assert_eq!(
+        store.pref(&CHAT_TIMEOUT_SECONDS).unwrap(),
+        PrefValue::Int(30)
+    );
+    assert_eq!(
+        store
+            .pref(&verbatim::store::preferences::NORMALIZE_NUMBERS)
+            .unwrap(),
+        PrefValue::Bool(false),
+        "the backup's other preferences were imported"
+    );
 }
 
 #[tokio::test]
