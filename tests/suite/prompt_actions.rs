@@ -737,3 +737,104 @@ fn the_cli_transcribes_with_an_action_and_says_when_it_failed() {
         );
     }
 }
+
+/// llama.cpp's OpenAI-compatible server (llama-cpp-python's, built by scripts/test) on
+/// loopback, stopped on drop.
+struct ChatServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl ChatServer {
+    /// Serves the GGUF at `model` as `smollm2`, one thread; None (the test skipped) without it.
+    fn start() -> Option<ChatServer> {
+        let (Some(python), Some(model)) = (
+            std::env::var_os("VERBATIM_TEST_CHAT_PYTHON"),
+            std::env::var_os("VERBATIM_TEST_CHAT_MODEL"),
+        ) else {
+            common::skip(
+                "VERBATIM_TEST_CHAT_PYTHON and VERBATIM_TEST_CHAT_MODEL are not set (llama.cpp's server and a GGUF model)",
+            );
+            return None;
+        };
+        let port = common::closed_port();
+        let child = std::process::Command::new(python)
+            .args(["-m", "llama_cpp.server", "--model"])
+            .arg(model)
+            .args(["--model_alias", "smollm2", "--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .args(["--n_ctx", "2048", "--n_threads", "1", "--verbose", "false"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = ChatServer { child, port };
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "llama.cpp's server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(server)
+    }
+}
+
+impl Drop for ChatServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A real chat server and model (llama.cpp's server with SmolLM2-135M-Instruct, from the
+/// package registries): an action runs through it, streamed, on `/run` and on a transcription.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_chat_server_runs_actions_on_texts_and_transcripts() {
+    let Some(server) = ChatServer::start() else {
+        return;
+    };
+    let app = app_with_provider(&format!("http://127.0.0.1:{}/v1", server.port));
+    app.app
+        .store
+        .set_pref(&CHAT_MODEL, &PrefValue::Text("smollm2".into()))
+        .unwrap();
+    add(
+        &app,
+        "Title",
+        "Give the user's sentence a short title. Answer with the title only.",
+    )
+    .await;
+    let (status, ran) = run(
+        &app,
+        json!({"name": "Title", "text": "The weather today is sunny and warm."}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{ran}");
+    let title = ran["text"].as_str().unwrap();
+    assert!(!title.trim().is_empty(), "{ran}");
+    assert!(ran["processing_time"].as_f64().unwrap() > 0.0, "{ran}");
+
+    let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/clips/en-weather.wav");
+    let request = common::json_request(
+        "POST",
+        "/v1/transcribe/local-file",
+        &json!({"path": clip, "prompt_action": "Title"}),
+    );
+    let (status, _, answer) = common::send(&app.router(), request).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["transcribed_text"],
+        common::recorded_text("en-weather").as_str()
+    );
+    assert!(answer.get("prompt_action_error").is_none(), "{answer}");
+    assert!(
+        !answer["text"].as_str().unwrap().trim().is_empty(),
+        "{answer}"
+    );
+    assert!(
+        answer["action_processing_time"].as_f64().unwrap() > 0.0,
+        "{answer}"
+    );
+}
