@@ -11,6 +11,7 @@ use crate::playlist::{After, Item};
 use crate::replay::Latency;
 
 mod chat;
+mod check;
 mod raw;
 
 /// The scenario used when none is given (`crates/sim/scenarios/default.toml`).

@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use super::raw::Check;
+use super::check::Check;
 use super::{ChatFault, ChatSpec, ScenarioError};
 
 #[derive(Deserialize)]

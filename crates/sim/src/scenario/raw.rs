@@ -6,15 +6,13 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use super::check::{Check, MAX_SECONDS};
 use super::{
     AppContext, DeviceSpec, EngineSpec, ModelState, SAMPLE_RATES, Scenario, ScenarioError,
 };
 use crate::device::{Faults, OverrunFault, Playback};
 use crate::playlist::{After, Item};
 use crate::replay::Latency;
-
-/// Longest item or fault time accepted, in seconds (one day).
-const MAX_SECONDS: f64 = 86_400.0;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,7 +84,7 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
         origin: origin.to_owned(),
         message: e.to_string().trim_end().to_owned(),
     })?;
-    let check = Check { origin };
+    let check = Check::new(origin);
     Ok(Scenario {
         path: None,
         corpus: raw.corpus,
@@ -105,35 +103,7 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<Scenario, ScenarioError>
     })
 }
 
-pub(super) struct Check<'a> {
-    origin: &'a str,
-}
-
 impl Check<'_> {
-    pub(super) fn error(
-        &self,
-        key: impl Into<String>,
-        message: impl Into<String>,
-    ) -> ScenarioError {
-        ScenarioError::Invalid {
-            origin: self.origin.to_owned(),
-            key: key.into(),
-            message: message.into(),
-        }
-    }
-
-    /// A time in seconds: finite, 0 or more, at most a day.
-    pub(super) fn seconds(&self, key: &str, value: f64) -> Result<f64, ScenarioError> {
-        if value.is_finite() && (0.0..=MAX_SECONDS).contains(&value) {
-            Ok(value)
-        } else {
-            Err(self.error(
-                key,
-                format!("{value} is not a time in seconds from 0 to {MAX_SECONDS}"),
-            ))
-        }
-    }
-
     fn device(&self, name: &str, raw: Option<RawDevice>) -> Result<DeviceSpec, ScenarioError> {
         let mut spec = DeviceSpec::default();
         let Some(raw) = raw else { return Ok(spec) };
