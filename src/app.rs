@@ -111,7 +111,7 @@ fn parts_for(config: &Config, store: &Store) -> Result<Parts, BuildError> {
             ),
             app_context: Arc::from(crate::dictation::context::detect()),
             inserter: InserterChoice::Preference,
-            chat: crate::chat::Provider::Http,
+            chat: crate::chat::Provider::default(),
         }),
         Backends::Simulated => simulated_parts(config, store),
     }
@@ -156,7 +156,7 @@ fn simulated_parts(config: &Config, store: &Store) -> Result<Parts, BuildError> 
         config.data_dir.root().join(SIM_INSERTIONS_FILE),
     ));
     let chat = match sim.scenario.chat.use_preferences {
-        true => crate::chat::Provider::Http,
+        true => crate::chat::Provider::default(),
         false => crate::chat::Provider::Replay(Arc::new(sim.scenario.chat.clone())),
     };
     let sim = Arc::new(sim);

@@ -28,6 +28,36 @@ use completion::AnswerError;
 pub const API_KEY_SECRET: &str = "chatApiKey";
 /// The most of an error answer read for its message.
 const MAX_ERROR_BYTES: u64 = 64 * 1024;
+/// Chat calls under way at once, on one server: each holds a blocking thread for up to
+/// `chatTimeoutSeconds`, so many clients asking a slow provider must not take the threads the
+/// store's work runs on.
+pub const MAX_CALLS_AT_ONCE: usize = 8;
+
+/// The chat calls under way on one server.
+#[derive(Debug, Clone, Default)]
+pub struct Calls(Arc<std::sync::atomic::AtomicUsize>);
+
+/// A chat call's place among the [`MAX_CALLS_AT_ONCE`]; given back on drop.
+struct CallSlot(Calls);
+
+impl Calls {
+    fn take(&self) -> Result<CallSlot, ChatError> {
+        use std::sync::atomic::Ordering;
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_CALLS_AT_ONCE).then_some(n + 1)
+            })
+            .map(|_| CallSlot(self.clone()))
+            .map_err(|_| ChatError::Busy)
+    }
+}
+
+impl Drop for CallSlot {
+    fn drop(&mut self) {
+        (self.0).0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
 /// Opening a connection never waits longer than this, whatever the timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -158,11 +188,10 @@ pub enum Refused {
 }
 
 /// Where prompt actions go.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub enum Provider {
-    /// The provider the preferences name, over HTTP.
-    #[default]
-    Http,
+    /// The provider the preferences name, over HTTP, with the calls under way.
+    Http(Calls),
     /// Sim mode's built-in provider ([`replay`]).
     Replay(Arc<verbatim_sim::ChatSpec>),
 }
@@ -175,10 +204,16 @@ pub struct ReadyAction {
     route: Route,
 }
 
+impl Default for Provider {
+    fn default() -> Provider {
+        Provider::Http(Calls::default())
+    }
+}
+
 /// Where a ready action is sent.
 #[derive(Debug, Clone)]
 enum Route {
-    Http(Url),
+    Http(Url, Calls),
     Replay(Arc<verbatim_sim::ChatSpec>),
 }
 
@@ -196,7 +231,7 @@ pub fn prepare(store: &Store, provider: &Provider, key: &str) -> Result<ReadyAct
     }
     let mut settings = ChatSettings::load(store).map_err(store_error)?;
     let route = match provider {
-        Provider::Http => Route::Http(settings.endpoint()?),
+        Provider::Http(calls) => Route::Http(settings.endpoint()?, calls.clone()),
         Provider::Replay(spec) => {
             settings.model = spec.model.clone();
             Route::Replay(spec.clone())
@@ -250,18 +285,24 @@ pub enum ChatError {
     Empty { model: String },
     #[error("The prompt action was stopped: its request ended")]
     Cancelled,
+    #[error(
+        "{MAX_CALLS_AT_ONCE} prompt actions are already waiting for the chat provider: try again \
+         when one has finished"
+    )]
+    Busy,
 }
 
 impl ReadyAction {
     /// Runs the action on `text`, stopped early by `cancel`.
     pub fn run(&self, text: &str, cancel: &Cancel) -> Result<Reply, ChatError> {
-        let endpoint = match &self.route {
-            Route::Http(endpoint) => endpoint,
+        let (endpoint, calls) = match &self.route {
+            Route::Http(endpoint, calls) => (endpoint, calls),
             Route::Replay(spec) => {
                 let timeout = self.settings.timeout;
                 return replay::answer(spec, &self.action, text, timeout, cancel);
             }
         };
+        let _slot = calls.take()?;
         let started = Instant::now();
         let settings = &self.settings;
         let base = settings.base_url.clone();

@@ -77,7 +77,7 @@ impl Transcriber {
             residency: Arc::default(),
             live_languages: Arc::default(),
             session_language: None,
-            chat: crate::chat::Provider::Http,
+            chat: crate::chat::Provider::default(),
         }
     }
 

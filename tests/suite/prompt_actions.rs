@@ -838,3 +838,36 @@ async fn a_real_chat_server_runs_actions_on_texts_and_transcripts() {
         "{answer}"
     );
 }
+
+/// Many clients asking a slow provider at once: at most `MAX_CALLS_AT_ONCE` calls wait on it,
+/// the rest are refused at once (503) rather than take the threads other work runs on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_beyond_the_calls_at_once_are_refused_at_once() {
+    use verbatim::chat::MAX_CALLS_AT_ONCE;
+    let provider = provider_answering(whole("Late.").set_delay(Duration::from_secs(2))).await;
+    let app = app_with_provider(&format!("{}/v1", provider.uri()));
+    add(&app, "Fix", "Fix it.").await;
+    let runs = (0..MAX_CALLS_AT_ONCE + 2).map(|_| run(&app, json!({"name": "Fix", "text": "x"})));
+    let answers = futures_util::future::join_all(runs).await;
+    let refused: Vec<&Value> = answers
+        .iter()
+        .filter(|(status, _)| *status == StatusCode::SERVICE_UNAVAILABLE)
+        .map(|(_, body)| body)
+        .collect();
+    let done = answers
+        .iter()
+        .filter(|(status, _)| *status == StatusCode::OK)
+        .count();
+    assert_eq!((done, refused.len()), (MAX_CALLS_AT_ONCE, 2), "{answers:?}");
+    assert!(
+        refused[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already waiting for the chat provider"),
+        "{}",
+        refused[0]
+    );
+    // Their places come back: the next run gets through.
+    let (status, _) = run(&app, json!({"name": "Fix", "text": "x"})).await;
+    assert_eq!(status, StatusCode::OK);
+}
