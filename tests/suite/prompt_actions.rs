@@ -867,6 +867,9 @@ async fn runs_beyond_the_calls_at_once_are_refused_at_once() {
         "{}",
         refused[0]
     );
+    insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_json_snapshot!("prompt_action_busy", refused[0]);
+    });
     // Their places come back: the next run gets through.
     let (status, _) = run(&app, json!({"name": "Fix", "text": "x"})).await;
     assert_eq!(status, StatusCode::OK);
