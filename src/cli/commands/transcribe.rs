@@ -259,12 +259,13 @@ impl Answer {
             "segment" => {
                 let segment: TranscriptionSegment =
                     serde_json::from_str(data).map_err(unreadable)?;
+                // Kept before it is shown: a Ctrl-C right after its line prints it too.
+                self.heard.lock().segments.push(segment.clone());
                 match &self.bar {
                     Some(bar) => bar.segment(&segment),
                     None if self.progress => eprintln!("{}", segment_line(&segment)),
                     None => {}
                 }
-                self.heard.lock().segments.push(segment);
             }
             "done" => {
                 self.result = Some(serde_json::from_str(data).map_err(unreadable)?);
