@@ -89,6 +89,58 @@ pub fn within_time(mut segments: Vec<Segment>, seconds: f64) -> Vec<Segment> {
     segments
 }
 
+/// `segments` without their last `n` words (punctuation-only tokens aside): whole segments from
+/// the end, then the last words of the one left (its timed words with them, its tokens in
+/// proportion), which keeps the sentence's end mark ("... a similar process, by a similar
+/// process." less four words is "... a similar process.").
+pub fn drop_last_words(mut segments: Vec<Segment>, n: usize) -> Vec<Segment> {
+    let mut left = n;
+    while left > 0 {
+        let Some(mut last) = segments.pop() else {
+            break;
+        };
+        let tokens: Vec<&str> = last.text.split_whitespace().collect();
+        let said: Vec<usize> = (0..tokens.len())
+            .filter(|&i| !plain(tokens[i]).is_empty())
+            .collect();
+        if said.len() <= left {
+            left -= said.len();
+            continue;
+        }
+        let keep = said.len() - left;
+        let end_mark = last
+            .text
+            .trim_end()
+            .chars()
+            .last()
+            .filter(|c| ".?!".contains(*c));
+        let mut text = tokens[..=said[keep - 1]]
+            .join(" ")
+            .trim_end_matches([',', ';', ':', '-', ' '])
+            .to_string();
+        if let Some(mark) = end_mark.filter(|_| !text.ends_with(['.', '?', '!'])) {
+            text.push(mark);
+        }
+        if last.text.starts_with(' ') {
+            text.insert(0, ' ');
+        }
+        let timed = last.words.len();
+        last.words.truncate(if timed == said.len() {
+            keep
+        } else {
+            timed * keep / said.len()
+        });
+        if let Some(detail) = &mut last.detail {
+            let tokens = detail.tokens.len();
+            detail.tokens.truncate(tokens * keep / said.len().max(1));
+        }
+        last.text = text;
+        segments.push(last);
+        left = 0;
+    }
+    segments
+}
+
 /// How many characters of `normal` to keep before the repetition `found`: up to its first
 /// occurrence's end when that ends a word, else up to its start, then back to the last whole
 /// word.

@@ -12,9 +12,10 @@ mod said_again;
 use super::Segment;
 use super::words::compression_ratio;
 
-pub use cut::{cut_loops, within_time};
+pub use cut::{cut_loops, drop_last_words, within_time};
 pub use repetition::{
-    Repetition, ends_in_its_last_words_twice, ends_in_loop, repetition, says_its_start_again,
+    Repetition, ends_in_its_last_words_twice, ends_in_loop, ends_in_twice, last_words_said_twice,
+    repetition, says_its_start_again,
 };
 use repetition::{repeated_segment, word_repetition};
 pub use said_again::{better_alone, drop_echoes, drop_repeats_without_voice, drop_said_again};
@@ -203,6 +204,58 @@ mod tests {
     use super::*;
     use crate::engine::SegmentDetail;
     use std::ops::Range;
+
+    #[test]
+    fn the_phrase_a_text_ends_in_twice_is_found_and_its_second_time_dropped() {
+        let text = "Netherlands by a similar process, by a similar process.";
+        assert_eq!(last_words_said_twice(text), Some(4));
+        assert_eq!(last_words_said_twice("go on, go on"), None);
+        assert_eq!(last_words_said_twice("one two three four"), None);
+        assert!(ends_in_twice(
+            "process by a similar process by a similar process",
+            text,
+            4
+        ));
+        assert!(!ends_in_twice("by a similar process.", text, 4));
+        assert!(!ends_in_twice(
+            "by a similar process by a simple process",
+            text,
+            4
+        ));
+        assert!(!ends_in_twice(text, text, 0));
+
+        let mut within = Segment::new(0.0, 9.7, format!(" For although {text}"));
+        within.words = (0..11)
+            .map(|i| crate::engine::Word {
+                word: i.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        within.detail = Some(SegmentDetail {
+            tokens: vec![1; 22],
+            ..Default::default()
+        });
+        let dropped = drop_last_words(vec![within], 4);
+        assert_eq!(dropped.len(), 1);
+        assert_eq!(
+            dropped[0].text,
+            " For although Netherlands by a similar process."
+        );
+        assert_eq!(dropped[0].words.len(), 7);
+        assert_eq!(dropped[0].detail.as_ref().unwrap().tokens.len(), 14);
+
+        // A last segment that is the phrase goes whole; a dash on its own is no word.
+        let apart = vec![
+            Segment::new(0.0, 6.0, " which are an exact imitation,"),
+            Segment::new(6.0, 8.6, " which are an exact - imitation."),
+        ];
+        let dropped = drop_last_words(apart.clone(), 5);
+        assert_eq!(dropped, apart[..1].to_vec());
+        // A comma is no end mark to keep.
+        assert_eq!(drop_last_words(apart.clone(), 7)[0].text, " which are an");
+        assert!(drop_last_words(apart.clone(), 20).is_empty());
+        assert_eq!(drop_last_words(apart.clone(), 0), apart);
+    }
 
     fn segment(start: f64, end: f64, text: &str) -> Segment {
         Segment::new(start, end, text)

@@ -115,11 +115,29 @@ pub(super) const LAST_WORDS_SAID_TWICE: usize = 3;
 /// quiet after the speech it says the phrase once. Speakers say a phrase twice too, which is
 /// why this is a doubt to hear again, not a loop to cut.
 pub fn ends_in_its_last_words_twice(text: &str) -> bool {
+    last_words_said_twice(text).is_some()
+}
+
+/// How many words the shortest phrase of [`LAST_WORDS_SAID_TWICE`] words or more that `text`
+/// ends in twice in a row holds (punctuation and case aside); None when it ends in none.
+pub fn last_words_said_twice(text: &str) -> Option<usize> {
     let words = words(text);
-    (LAST_WORDS_SAID_TWICE..=words.len() / 2).any(|n| {
+    (LAST_WORDS_SAID_TWICE..=words.len() / 2).find(|&n| {
         let end = words.len();
         words[end - n..] == words[end - 2 * n..end - n]
     })
+}
+
+/// Whether `text` ends in the last `n` words of `said` twice in a row (punctuation and case
+/// aside).
+pub fn ends_in_twice(text: &str, said: &str, n: usize) -> bool {
+    let (words, said) = (words(text), words(said));
+    if n == 0 || words.len() < 2 * n || said.len() < n {
+        return false;
+    }
+    let phrase = &said[said.len() - n..];
+    let end = words.len();
+    &words[end - n..] == phrase && &words[end - 2 * n..end - n] == phrase
 }
 
 /// A pattern said again and again without a break, found in text normalised to lower case with

@@ -20,6 +20,7 @@ use language::Requested;
 mod callbacks;
 mod context;
 mod decode;
+mod end_again;
 mod kind;
 mod language;
 mod log;

@@ -72,6 +72,8 @@ pub struct Retries {
     /// Readings after what was said before ended where they said their own start again
     /// (then heard alone).
     pub start_said_again: u64,
+    /// Chunks whose text ended in its last phrase said twice, their end heard again.
+    pub ends: u64,
 }
 
 impl std::ops::AddAssign for Retries {
@@ -83,6 +85,7 @@ impl std::ops::AddAssign for Retries {
         self.alone += other.alone;
         self.rests += other.rests;
         self.start_said_again += other.start_said_again;
+        self.ends += other.ends;
     }
 }
 

@@ -14,6 +14,7 @@ use super::decode::{
     PROMPT_TAIL_BYTES, is_non_speech_marker, most_text_tokens, padded_for_dtw, prompt_tail,
 };
 use super::decode::{in_timeline, transcribe_chunk};
+use super::end_again::hear_end_again;
 #[cfg(test)]
 use super::pass::Said;
 use super::pass::{Chunk, Retries, SAMPLE_RATE, Settings, gives_way_to_alone};
@@ -165,7 +166,9 @@ fn best_attempt(
     let voiced = std::cell::OnceCell::new();
     let start_after_said = ((before * SAMPLE_RATE) as usize).min(chunk.samples.len());
     let mut best: Option<(Vec<Segment>, Verdict)> = None;
-    for (n, attempt) in settings.recovery.attempts(fitted).into_iter().enumerate() {
+    let attempts = settings.recovery.attempts(fitted);
+    let retries_after_first = attempts.len() > 1;
+    for (n, attempt) in attempts.into_iter().enumerate() {
         if n == 1 {
             retries.chunks += 1;
         }
@@ -197,6 +200,16 @@ fn best_attempt(
         };
         if verdict == Verdict::Fine {
             return Ok((heard, verdict));
+        }
+        // A phrase said twice at the end of a fitted window's text: its end alone heard again,
+        // not the whole chunk through a wider window.
+        if verdict == Verdict::Doubted(Doubt::EndSaidTwice)
+            && n == 0
+            && retries_after_first
+            && let Some(ended) =
+                hear_end_again(state, request, chunk, &heard, seconds, settings, retries)?
+        {
+            return Ok((ended, Verdict::Fine));
         }
         tracing::debug!(
             "{seconds:.1} s chunk, window {:?}, sampled {}: {verdict:?} in {:?}",
