@@ -174,6 +174,11 @@ impl Planned {
                     decode_into(file, hint.as_deref(), &cancel, &mut listener).map(drop)
                 }
             };
+            // Said once, wherever the cancel found the work: decoding, between two chunks or
+            // inside an engine call.
+            if cancel.is_cancelled() {
+                tracing::info!(model = model_id, "cancelled");
+            }
             let engine_failed = listener.failed();
             if let (Err(err), false) = (decoded, engine_failed) {
                 return Err(audio_error(err));

@@ -306,7 +306,7 @@ impl Engine for WhisperEngine {
         let result = workers::run(&mut state, &decoders, request, &settings);
         // A state whose pass was aborted half-way is not reused.
         if matches!(result, Err(EngineError::Cancelled)) {
-            tracing::info!(model, "cancelled");
+            tracing::debug!(model, "engine call cancelled");
         } else {
             lock(&decoders.idle).push(state);
         }
