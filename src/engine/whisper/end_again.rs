@@ -15,16 +15,14 @@ use super::super::{EngineError, EngineRequest, Segment};
 use super::decode::transcribe_chunk;
 use super::pass::{Chunk, Retries, SAMPLE_RATE, Settings};
 use super::recovery::Attempt;
-use super::window::{FULL_WINDOW_FRAMES, WINDOW_STEP_FRAMES};
+use super::window::{FRAMES_PER_SECOND, FULL_WINDOW_FRAMES, WINDOW_STEP_FRAMES};
 
-/// Encoder frames per second of audio.
-const FRAMES_PER_SECOND: f64 = 50.0;
 /// Quiet the window holds after the end heard again: a wider window with 1.3 s more than a
 /// fitted one still read the phrase twice in some of the development `voices` readings, 2.6 s
-/// more read each once.
+/// more read each once (`scripts/bench-wyoming`, tiny.en q8_0).
 const QUIET_AFTER_SECONDS: f64 = 2.6;
-/// The end heard again holds the phrase twice at this many seconds a word (slower than most
-/// reading), and this much before it.
+/// The end heard again holds the phrase twice at this many seconds a word (150 words a minute,
+/// an unhurried reading pace), and this much before it, which leaves room for a slower one.
 const SECONDS_PER_WORD: f64 = 0.4;
 const LEAD_SECONDS: f64 = 1.0;
 /// An end longer than this share of the chunk is not heard again alone: the recovery's wider

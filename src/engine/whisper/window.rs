@@ -6,7 +6,7 @@ use super::super::Segment;
 use super::super::guard;
 
 /// Encoder frames per second of audio (one frame per 20 ms).
-const FRAMES_PER_SECOND: f64 = 50.0;
+pub(super) const FRAMES_PER_SECOND: f64 = 50.0;
 /// Whisper's full window: 30 s.
 pub const FULL_WINDOW_FRAMES: usize = 1500;
 /// The shortest fitted window (5 s), chosen by measurement on the corpus: the fastest and most
