@@ -76,11 +76,7 @@ pub fn run(globals: &Globals, command: Option<ActionsCommand>) -> Result<(), Cli
             let candidates: Vec<Candidate> = listed
                 .actions
                 .iter()
-                .map(|a| Candidate {
-                    id: a.id,
-                    name: Some(&a.name),
-                    shown: format!("{}  {}", format_uuid(&a.id), a.name),
-                })
+                .map(|a| Candidate::named(a.id, &a.name))
                 .collect();
             let id = pick(&action, &candidates, "prompt action", "verbatim actions")?;
             let answer: Deleted =

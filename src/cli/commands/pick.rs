@@ -15,6 +15,17 @@ pub struct Candidate<'a> {
     pub shown: String,
 }
 
+impl<'a> Candidate<'a> {
+    /// An item with a name, shown as its id and name.
+    pub fn named(id: Uuid, name: &'a str) -> Candidate<'a> {
+        Candidate {
+            id,
+            name: Some(name),
+            shown: format!("{}  {name}", format_uuid(&id)),
+        }
+    }
+}
+
 /// The fewest characters of an id taken as its start.
 pub const MIN_PREFIX: usize = 4;
 

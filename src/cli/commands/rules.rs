@@ -30,11 +30,7 @@ pub fn run(globals: &Globals, command: Option<RulesCommand>) -> Result<(), CliEr
             let listed: Vec<Candidate> = rules
                 .rules
                 .iter()
-                .map(|r| Candidate {
-                    id: r.id,
-                    name: Some(&r.name),
-                    shown: format!("{}  {}", format_uuid(&r.id), r.name),
-                })
+                .map(|r| Candidate::named(r.id, &r.name))
                 .collect();
             let id = pick(&rule, &listed, "rule", "verbatim rules")?;
             let answer: Toggled =
