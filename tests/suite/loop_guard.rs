@@ -133,10 +133,16 @@ fn no_path_returns_a_loop_on_any_english_clip() {
     let (mut heard, mut full_windows) = (0, 0);
     for clip in english {
         // The full 30 s window (detection off) costs three times a fitted one, and synthetic
-        // voices never made whisper loop in it: it hears the real voices.
+        // voices never made whisper loop in it: it hears the real voices, ALSA's four channel
+        // names (one voice, two words each) through one of them.
         let human = clip.entry.voice == "human";
-        for (vad, words) in [(true, false), (false, false), (true, true)] {
-            if !vad && !human {
+        let channel_name_again =
+            ["real-front-right", "real-rear-center", "real-side-left"].contains(&clip.id());
+        // The fitted window reads the same text with timed words as without (DTW only times
+        // it; `word_timing` checks that): heard here with them, and the real voices without
+        // them in the test below.
+        for (vad, words) in [(true, true), (false, false)] {
+            if !vad && (!human || channel_name_again) {
                 continue;
             }
             full_windows += usize::from(!vad);
@@ -147,11 +153,13 @@ fn no_path_returns_a_loop_on_any_english_clip() {
             heard += 1;
         }
     }
-    assert!(heard > 60 && full_windows >= 10, "{heard} {full_windows}");
+    assert!(heard >= 40 && full_windows >= 10, "{heard} {full_windows}");
 }
 
-/// Every weight type of tiny.en and base, on the real voices as they are and with quiet after
-/// them: no loop, nothing said twice, no segment faster than speech.
+/// Every weight type of tiny.en and base, on every real voice: no loop, nothing said twice, no
+/// segment faster than speech. Each voice is heard once by each model, as it is or with quiet
+/// after it, taking turns from voice to voice and from model to model, so each weight type meets
+/// both and each voice meets both twice.
 #[test]
 fn every_weight_type_and_base_say_real_voices_once() {
     let Some(models) = test_models_with_base() else {
@@ -165,33 +173,33 @@ fn every_weight_type_and_base_say_real_voices_once() {
         .filter(|c| c.entry.language == "en" && c.entry.voice == "human" && c.duration() < 30.0)
         .collect();
     assert!(human.len() >= 8, "{} real voices", human.len());
-    for model in ["tiny.en", DEFAULT_MODEL, "tiny.en-q5_1", "base"] {
+    for (turn, model) in ["tiny.en", "tiny.en-q5_1", "base", DEFAULT_MODEL]
+        .into_iter()
+        .enumerate()
+    {
         assert!(
             common::installed(&models, model),
             "scripts/test installs {model}"
         );
-        for clip in &human {
-            let quiet = (with_quiet_after(&clip.samples, 2.5), " +2.5 s quiet");
-            // The default model hears the voices as they are in the test above.
-            let variants = if model == DEFAULT_MODEL {
-                vec![quiet]
+        for (n, clip) in human.iter().enumerate() {
+            let as_is = (n + turn) % 2 == 0;
+            let (samples, tail) = if as_is {
+                (clip.samples.to_vec(), "")
             } else {
-                vec![(clip.samples.to_vec(), ""), quiet]
+                (with_quiet_after(&clip.samples, 2.5), " +2.5 s quiet")
             };
-            for (samples, tail) in variants {
-                let output = hear(
-                    &engine,
-                    model,
-                    &samples,
-                    true,
-                    "en",
-                    Task::Transcribe,
-                    false,
-                );
-                let what = format!("{model} {}{tail}", clip.id());
-                check_no_loop(&output, &what);
-                check_said_once(&output, &clip.entry.text, &what);
-            }
+            let output = hear(
+                &engine,
+                model,
+                &samples,
+                true,
+                "en",
+                Task::Transcribe,
+                false,
+            );
+            let what = format!("{model} {}{tail}", clip.id());
+            check_no_loop(&output, &what);
+            check_said_once(&output, &clip.entry.text, &what);
         }
     }
 }

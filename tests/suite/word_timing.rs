@@ -236,8 +236,9 @@ fn accented_words_come_out_whole_on_the_multilingual_model() {
 
 /// whisper.cpp aborts the whole process when it aligns words by DTW over 0.14 s of audio or
 /// less (its median filter's assertion): seen on 0.13-0.15 s of a real voice, and on a 12 s
-/// chunk whose first pass left 0.1-0.15 s after its last timestamp. Every such piece of speech
-/// is heard, through a fitted and the full window, and its words lie inside it.
+/// chunk whose first pass left 0.1-0.15 s after its last timestamp. Such pieces of speech at
+/// two places are heard through a fitted window (at one of them also the full window), and
+/// their words lie inside them.
 #[test]
 fn audio_too_short_for_dtw_is_heard_without_aborting() {
     let Some(models) = test_models() else { return };
@@ -252,7 +253,14 @@ fn audio_too_short_for_dtw_is_heard_without_aborting() {
         for seconds in [0.11, 0.13, 0.15, 0.19] {
             let from = (start * SAMPLE_RATE as f64) as usize;
             let piece = &voice[from..from + (seconds * SAMPLE_RATE as f64) as usize];
-            for fitted in [true, false] {
+            // The full window (30 s of encoder for a fraction of a second) hears the pieces
+            // at one place.
+            let windows: &[bool] = if start == 1.0 {
+                &[true, false]
+            } else {
+                &[true]
+            };
+            for &fitted in windows {
                 let mut request = request(piece, false, "en", Task::Transcribe, true);
                 request.trimmed_to_speech = fitted;
                 let output = engine.transcribe("tiny.en", &request).expect("heard");
