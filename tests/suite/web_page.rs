@@ -567,33 +567,46 @@ fn pages_of_other_local_origins_change_nothing_and_what_they_receive_is_useless(
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/attack.py");
-    for (token_on, signed_in) in [(false, false), (true, false), (true, true)] {
-        let home = tempfile::tempdir().unwrap();
-        let (server, data) = serve_for_the_page(home.path(), token_on);
-        let port = server.discovery.port;
-        let sign_in = if signed_in {
-            sign_in_link(&data)
-        } else {
-            "-".to_owned()
-        };
-        let run = Command::new(&python)
-            .arg(&script)
-            .arg(format!("http://127.0.0.1:{port}"))
-            .arg(&sign_in)
-            .env("VERBATIM_API_TOKEN", &server.discovery.token)
-            .env("VERBATIM_DISCOVERY", data.join("api-discovery.json"))
-            .env("SE_OFFLINE", "true")
-            .output()
-            .unwrap();
-        let said = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&run.stdout),
-            String::from_utf8_lossy(&run.stderr)
-        );
-        let case = format!("token on: {token_on}, signed in: {signed_in}");
-        assert!(run.status.success(), "{case}:\n{said}");
-        eprintln!("{case}\n{said}");
+    // The three cases at once: each mostly waits on its browser.
+    let cases = [(false, false), (true, false), (true, true)].map(|(token_on, signed_in)| {
+        let (python, script) = (python.clone(), script.clone());
+        std::thread::spawn(move || attack(Path::new(&python), &script, token_on, signed_in))
+    });
+    for case in cases {
+        if let Err(failed) = case.join() {
+            std::panic::resume_unwind(failed);
+        }
     }
+}
+
+/// One run of tests/browser/attack.py against a server of its own, the token on or off, the
+/// browser signed in to the page or not.
+fn attack(python: &Path, script: &Path, token_on: bool, signed_in: bool) {
+    let home = tempfile::tempdir().unwrap();
+    let (server, data) = serve_for_the_page(home.path(), token_on);
+    let port = server.discovery.port;
+    let sign_in = if signed_in {
+        sign_in_link(&data)
+    } else {
+        "-".to_owned()
+    };
+    let run = Command::new(python)
+        .arg(script)
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(&sign_in)
+        .env("VERBATIM_API_TOKEN", &server.discovery.token)
+        .env("VERBATIM_DISCOVERY", data.join("api-discovery.json"))
+        .env("SE_OFFLINE", "true")
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let case = format!("token on: {token_on}, signed in: {signed_in}");
+    assert!(run.status.success(), "{case}:\n{said}");
+    eprintln!("{case}\n{said}");
 }
 
 /// The model `GET /v1/status` names as selected.
