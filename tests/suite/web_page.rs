@@ -530,11 +530,7 @@ fn the_page_works_in_a_real_browser() {
         .env("SE_OFFLINE", "true")
         .output()
         .unwrap();
-    let said = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let said = said(&run);
     assert!(run.status.success(), "port {port}:\n{said}");
     eprintln!("{said}");
     for view in [
@@ -579,6 +575,15 @@ fn pages_of_other_local_origins_change_nothing_and_what_they_receive_is_useless(
     }
 }
 
+/// What a browser script printed: its standard output, then its standard error.
+fn said(run: &std::process::Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    )
+}
+
 /// One run of tests/browser/attack.py against a server of its own, the token on or off, the
 /// browser signed in to the page or not.
 fn attack(python: &Path, script: &Path, token_on: bool, signed_in: bool) {
@@ -599,11 +604,7 @@ fn attack(python: &Path, script: &Path, token_on: bool, signed_in: bool) {
         .env("SE_OFFLINE", "true")
         .output()
         .unwrap();
-    let said = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let said = said(&run);
     let case = format!("token on: {token_on}, signed in: {signed_in}");
     assert!(run.status.success(), "{case}:\n{said}");
     eprintln!("{case}\n{said}");
